@@ -1,1 +1,4 @@
-//! placeholder
+//! Test doubles for MCP clients and transports.
+//!
+//! (Being written: null and scripted transports, the transport contract
+//! suite, the fake server.)

@@ -1,1 +1,1 @@
-//! placeholder
+//! MCP over newline-delimited JSON (being written).

@@ -1,1 +1,87 @@
-//! t
+//! The seam between an MCP client and a wire.
+//!
+//! The client (`mcp-client`) knows the protocol: eras, handshakes, caching,
+//! multi round-trip requests, typed results. A transport knows how to get a
+//! message to a server and an answer back. This crate is the contract
+//! between the two: the [`Transport`] trait, the closed set of
+//! [`TransportError`]s, per-request [`RequestOptions`], [`Listener`]s for
+//! inbound notifications, and the [`Connector`] that makes fresh connections.
+//!
+//! It also holds the part every transport shares, so it is written once:
+//! the [`Engine`], which turns "I can move messages" into a whole
+//! [`Transport`] (id correlation, timeouts with progress resets and a hard
+//! maximum, cancellation on drop, notification routing, server-request
+//! handling).
+//!
+//! # Writing a transport
+//!
+//! Build an [`Engine`] with the [`ConnectionHandlers`] you were given, spawn
+//! a writer that drains its [`OutboundReceiver`] onto your wire, and a
+//! reader that hands each inbound message to [`Engine::receive`]. When the
+//! wire ends, call [`Engine::peer_gone`]. Here the "wire" is a task playing
+//! a server that answers `ping`:
+//!
+//! ```
+//! use mcp_protocol::{Message, Request, Response};
+//! use mcp_transport::{ConnectionHandlers, Engine, Outbound, RequestOptions, Transport};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), mcp_transport::TransportError> {
+//! let (engine, mut outbound) = Engine::new(ConnectionHandlers::discard());
+//! let server = engine.clone();
+//! tokio::spawn(async move {
+//!     while let Some(item) = outbound.recv().await {
+//!         // A real transport writes `item.into_message()` to its wire and
+//!         // feeds what it reads to `receive`.
+//!         if let Outbound::Message(Message::Request(r)) = item {
+//!             let result = serde_json::json!({});
+//!             server.receive(Message::Response(Response { id: r.id, result }));
+//!         }
+//!     }
+//! });
+//!
+//! let result = engine.request(Request::new(1, "ping", None), RequestOptions::new()).await?;
+//! assert_eq!(result["resultType"], "complete"); // normalized
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Then prove it: `mcp-testkit`'s contract suite runs any transport
+//! through every rule of the contract and reports each by name.
+
+mod correlation;
+mod engine;
+mod error;
+mod handler;
+mod listener;
+mod options;
+mod transport;
+
+pub use correlation::{CancelSink, Correlator, Route, TimerPause};
+pub use engine::{Engine, Outbound, OutboundReceiver};
+pub use error::{ExitInfo, GoneInfo, TransportError};
+pub use handler::{ConnectionHandlers, ServerRequestHandler};
+pub use listener::{DEFAULT_LISTENER_CAPACITY, Listener, ListenerStream};
+pub use options::RequestOptions;
+pub use transport::{Connector, ResponseFuture, Transport};
+
+/// Re-exported so that transports and callers name one token type.
+pub use tokio_util::sync::CancellationToken;
+
+/// Events a transport gives the connection listener about its own
+/// condition, as notifications whose method starts with `$/`, a prefix
+/// the protocol never uses.
+pub mod events {
+    /// An error answer with a null id: the server could not read some
+    /// request of ours. Params: `{"error": {code, message, data?}}`.
+    pub const NULL_ID_ERROR: &str = "$/mcp-transport/nullIdError";
+    /// A message that was not valid JSON-RPC was skipped. Params:
+    /// `{"error": "<what was wrong>", "id": <id or null>}`.
+    pub const MALFORMED: &str = "$/mcp-transport/malformed";
+    /// A message over the size limit was skipped. Params:
+    /// `{"size": <bytes seen>, "limit": <limit>, "id": <id or null>}`.
+    pub const TOO_LARGE: &str = "$/mcp-transport/tooLarge";
+    /// A line on stdout that was not JSON at all was skipped. Params:
+    /// `{"line": "<its start, lossily decoded>"}`.
+    pub const NOISE: &str = "$/mcp-transport/noise";
+}

@@ -1,0 +1,100 @@
+//! Macros shared by the type modules.
+
+/// Defines a string enum whose unknown values are kept in an `Unknown`
+/// variant instead of failing to parse.
+macro_rules! string_enum {
+    (
+        $(#[$meta:meta])*
+        $name:ident {
+            $( $(#[$vmeta:meta])* $variant:ident = $value:literal ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )+
+            /// A value this library does not know, kept exactly as received.
+            Unknown(String),
+        }
+
+        impl $name {
+            /// The value as it appears on the wire.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( Self::$variant => $value, )+
+                    Self::Unknown(s) => s,
+                }
+            }
+
+            /// Whether this library knows the value.
+            pub fn is_known(&self) -> bool {
+                !matches!(self, Self::Unknown(_))
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(s: &str) -> Self {
+                match s {
+                    $( $value => Self::$variant, )+
+                    other => Self::Unknown(other.to_owned()),
+                }
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(s: String) -> Self {
+                match s.as_str() {
+                    $( $value => Self::$variant, )+
+                    _ => Self::Unknown(s),
+                }
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                <String as ::serde::Deserialize>::deserialize(d).map(Self::from)
+            }
+        }
+
+        impl $crate::unknown::UnknownFields for $name {
+            fn collect_unknown(&self, path: &str, out: &mut Vec<String>) {
+                if let Self::Unknown(v) = self {
+                    out.push(format!("{path} = {v:?} (unknown value)"));
+                }
+            }
+        }
+    };
+}
+
+/// Implements [`crate::unknown::UnknownFields`] for a struct with an `extra`
+/// catch-all, recursing into the listed fields.
+macro_rules! unknown_fields {
+    ($($ty:ty $({ $($field:ident : $wire:literal),* $(,)? })?;)+) => {
+        $(
+            impl $crate::unknown::UnknownFields for $ty {
+                fn collect_unknown(&self, path: &str, out: &mut Vec<String>) {
+                    $crate::unknown::report_extra(&self.extra, path, out);
+                    $($(
+                        $crate::unknown::UnknownFields::collect_unknown(
+                            &self.$field,
+                            &format!("{path}.{}", $wire),
+                            out,
+                        );
+                    )*)?
+                }
+            }
+        )+
+    };
+}

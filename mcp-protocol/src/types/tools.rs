@@ -1,0 +1,256 @@
+//! Tools: listing and calling.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::cache::CacheScope;
+use super::common::{JsonObject, Meta, ResultType};
+use super::content::ContentBlock;
+use super::input::InputResponses;
+use super::lifecycle::Icon;
+use super::tasks::TaskMetadata;
+
+/// Hints about a tool's behaviour. Untrusted unless the server is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolAnnotations {
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not change its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may destroy data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it twice with the same arguments has no further effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool reaches an open world (the web, for instance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+    /// Members this library does not know, kept for the round trip.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+string_enum! {
+    /// Whether a tool may be called as a task (2025-11-25, experimental).
+    TaskSupport {
+        /// It must not.
+        Forbidden = "forbidden",
+        /// It may.
+        Optional = "optional",
+        /// It must.
+        Required = "required",
+    }
+}
+
+/// How a tool executes (2025-11-25).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolExecution {
+    /// Whether the tool may be called as a task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_support: Option<TaskSupport>,
+    /// Members this library does not know, kept for the round trip.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// A tool the server offers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Tool {
+    /// Its name, used to call it.
+    pub name: String,
+    /// A display name (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The JSON Schema of its arguments, kept verbatim.
+    pub input_schema: JsonObject,
+    /// The JSON Schema of its structured output (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<JsonObject>,
+    /// Behaviour hints (2025-03-26+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Execution settings (2025-11-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ToolExecution>,
+    /// Icons (2025-11-25+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// The tool's `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this library does not know, kept for the round trip.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl Tool {
+    /// A tool with a name and an input schema.
+    pub fn new(name: impl Into<String>, input_schema: JsonObject) -> Self {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema,
+            output_schema: None,
+            annotations: None,
+            execution: None,
+            icons: None,
+            meta: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// The same with a description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// Result of `tools/list`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ListToolsResult {
+    /// This page's tools.
+    pub tools: Vec<Tool>,
+    /// The next page's cursor; absent at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// How long the result stays fresh, in milliseconds (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<i64>,
+    /// Who may share a cached copy (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+    /// `resultType` (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// The result's `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this library does not know, kept for the round trip.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Params of `tools/call`; the MRTR members are for a retry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CallToolRequestParams {
+    /// The tool's name.
+    pub name: String,
+    /// The arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<JsonObject>,
+    /// Run the call as a task (2025-11-25, experimental).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskMetadata>,
+    /// Answers to the server's `inputRequests` (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// The server's `requestState`, echoed byte for byte (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+    /// The request's `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this library does not know, kept for the round trip.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl CallToolRequestParams {
+    /// Params to call `name` with no arguments.
+    pub fn new(name: impl Into<String>) -> Self {
+        CallToolRequestParams {
+            name: name.into(),
+            arguments: None,
+            task: None,
+            input_responses: None,
+            request_state: None,
+            meta: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// The same with arguments.
+    pub fn with_arguments(mut self, arguments: JsonObject) -> Self {
+        self.arguments = Some(arguments);
+        self
+    }
+}
+
+/// Result of `tools/call` (when complete).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CallToolResult {
+    /// The unstructured result.
+    pub content: Vec<ContentBlock>,
+    /// The structured result (2025-06-18+), matching the tool's output
+    /// schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// Whether the tool failed; the error is in `content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// `resultType` (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// The result's `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this library does not know, kept for the round trip.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl CallToolResult {
+    /// A successful result with the given content.
+    pub fn new(content: Vec<ContentBlock>) -> Self {
+        CallToolResult {
+            content,
+            structured_content: None,
+            is_error: None,
+            result_type: None,
+            meta: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// Whether the tool reported an error.
+    pub fn is_error(&self) -> bool {
+        self.is_error.unwrap_or(false)
+    }
+}
+
+unknown_fields! {
+    ToolAnnotations;
+    ToolExecution { task_support: "taskSupport" };
+    Tool {
+        annotations: "annotations",
+        execution: "execution",
+        icons: "icons",
+    };
+    ListToolsResult {
+        tools: "tools",
+        cache_scope: "cacheScope",
+        result_type: "resultType",
+    };
+    CallToolRequestParams { task: "task", input_responses: "inputResponses" };
+    CallToolResult { content: "content", result_type: "resultType" };
+}

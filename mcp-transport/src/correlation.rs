@@ -1,0 +1,369 @@
+//! Id correlation, done once: the pending table, timeouts, cancellation.
+//!
+//! Every transport in the workspace, and any third-party one built on
+//! [`crate::Engine`], waits for answers through this code, so a timeout, a
+//! progress reset, a cancel or a drop behaves the same whatever carries the
+//! bytes. Entries leave the table on every path (answer, error, timeout,
+//! cancel, drop, death, close), so a long-lived connection does not leak.
+
+use std::collections::HashMap;
+use std::future::pending;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_protocol::{Request, RequestId};
+use serde_json::Value;
+use tokio::sync::{Notify, oneshot, watch};
+use tokio::time::{Instant, sleep_until};
+
+use crate::{Listener, RequestOptions, ResponseFuture, TransportError};
+
+type Answer = Result<Value, TransportError>;
+
+/// Called when a request that is still pending is given up (cancelled,
+/// timed out or dropped) and its options allow a wire cancel.
+pub type CancelSink = Arc<dyn Fn(RequestId, &'static str) + Send + Sync>;
+
+/// The pending-request table shared by a connection's read loop and its
+/// callers. Cheap to clone.
+#[derive(Clone)]
+pub struct Correlator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    table: Mutex<Table>,
+    /// How many reasons there are to hold base timers still (server
+    /// requests being handled: a person may be typing an answer).
+    pauses: watch::Sender<usize>,
+    cancel_sink: CancelSink,
+}
+
+#[derive(Default)]
+struct Table {
+    pending: HashMap<RequestId, Entry>,
+    by_progress_token: HashMap<RequestId, RequestId>,
+    /// Once set, every new request fails with this error.
+    terminal: Option<TransportError>,
+}
+
+struct Entry {
+    tx: oneshot::Sender<Answer>,
+    listener: Option<Listener>,
+    progress: Arc<Notify>,
+    progress_token: Option<RequestId>,
+}
+
+/// What [`Correlator::route`] found for a notification's key.
+#[derive(Debug)]
+pub enum Route {
+    /// A live request matched; here is its listener, if it has one.
+    Live(Option<Listener>),
+    /// No live request has that key.
+    NotFound,
+}
+
+impl Correlator {
+    /// An empty table; `cancel_sink` carries wire cancels out.
+    pub fn new(cancel_sink: CancelSink) -> Self {
+        Correlator {
+            inner: Arc::new(Inner {
+                table: Mutex::new(Table::default()),
+                pauses: watch::Sender::new(0),
+                cancel_sink,
+            }),
+        }
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, Table> {
+        // Every update under this lock is a single insert or remove; a
+        // panic elsewhere cannot leave it half done.
+        self.inner.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers `request` and returns the future of its answer. Register
+    /// *before* sending, so an immediate answer finds its entry.
+    ///
+    /// Fails at once with the connection's terminal error after death or
+    /// close, and with [`TransportError::DuplicateId`] for an id in flight.
+    pub fn register(
+        &self,
+        request: &Request,
+        options: RequestOptions,
+    ) -> Result<ResponseFuture, TransportError> {
+        let (tx, rx) = oneshot::channel();
+        let progress = Arc::new(Notify::new());
+        let progress_token = request
+            .meta()
+            .and_then(|m| m.get("progressToken"))
+            .and_then(RequestId::from_value);
+        {
+            let mut table = self.table();
+            if let Some(err) = &table.terminal {
+                return Err(err.clone());
+            }
+            if table.pending.contains_key(&request.id) {
+                return Err(TransportError::DuplicateId(request.id.clone()));
+            }
+            if let Some(token) = &progress_token {
+                table
+                    .by_progress_token
+                    .insert(token.clone(), request.id.clone());
+            }
+            table.pending.insert(
+                request.id.clone(),
+                Entry {
+                    tx,
+                    listener: options.listener.clone(),
+                    progress: progress.clone(),
+                    progress_token,
+                },
+            );
+        }
+        let guard = Guard {
+            correlator: self.clone(),
+            id: request.id.clone(),
+            cancel_on_wire: options.cancel_on_wire,
+            armed: true,
+        };
+        let wait = Wait {
+            method: request.method.clone(),
+            options,
+            progress,
+            pauses: self.inner.pauses.subscribe(),
+        };
+        Ok(Box::pin(wait.run(guard, rx)))
+    }
+
+    /// Delivers an answer; returns false (and drops it) when no request
+    /// with that id is pending.
+    pub fn resolve(&self, id: &RequestId, answer: Answer) -> bool {
+        match self.remove(id) {
+            Some(entry) => {
+                // The waiter may have just gone; then nobody wants it.
+                let _ = entry.tx.send(answer);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Fails every pending request with `error`, and every later one too.
+    /// The first terminal error wins.
+    pub fn fail_all(&self, error: TransportError) {
+        let entries: Vec<Entry> = {
+            let mut table = self.table();
+            if table.terminal.is_none() {
+                table.terminal = Some(error.clone());
+            }
+            table.by_progress_token.clear();
+            table.pending.drain().map(|(_, e)| e).collect()
+        };
+        let error = self.terminal_error().unwrap_or(error);
+        for entry in entries {
+            let _ = entry.tx.send(Err(error.clone()));
+        }
+    }
+
+    /// The error every new request fails with, once the connection ended.
+    pub fn terminal_error(&self) -> Option<TransportError> {
+        self.table().terminal.clone()
+    }
+
+    /// Finds the live request a notification belongs to, by progress token
+    /// (which also restarts its timeout when it asked for that).
+    pub fn route_progress(&self, token: &RequestId) -> Route {
+        let table = self.table();
+        let Some(entry) = table
+            .by_progress_token
+            .get(token)
+            .and_then(|id| table.pending.get(id))
+        else {
+            return Route::NotFound;
+        };
+        entry.progress.notify_one();
+        Route::Live(entry.listener.clone())
+    }
+
+    /// Finds the live request with this id (a subscription's notifications
+    /// carry the id of the request that opened it).
+    pub fn route_request(&self, id: &RequestId) -> Route {
+        match self.table().pending.get(id) {
+            Some(entry) => Route::Live(entry.listener.clone()),
+            None => Route::NotFound,
+        }
+    }
+
+    /// How many requests are waiting for an answer.
+    pub fn pending_count(&self) -> usize {
+        self.table().pending.len()
+    }
+
+    /// Holds every pending request's base timer still until the guard is
+    /// dropped; hard maximums keep running. Used while the client handles
+    /// a server request, which a person may take a while to answer.
+    pub fn pause_timers(&self) -> TimerPause {
+        self.inner.pauses.send_modify(|n| *n += 1);
+        TimerPause {
+            correlator: self.clone(),
+        }
+    }
+
+    fn remove(&self, id: &RequestId) -> Option<Entry> {
+        let mut table = self.table();
+        let entry = table.pending.remove(id)?;
+        if let Some(token) = &entry.progress_token {
+            table.by_progress_token.remove(token);
+        }
+        Some(entry)
+    }
+}
+
+impl std::fmt::Debug for Correlator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Correlator")
+            .field("pending", &self.pending_count())
+            .finish()
+    }
+}
+
+/// Keeps base timers paused while it lives; see [`Correlator::pause_timers`].
+#[must_use = "timers resume when this is dropped"]
+pub struct TimerPause {
+    correlator: Correlator,
+}
+
+impl Drop for TimerPause {
+    fn drop(&mut self) {
+        self.correlator
+            .inner
+            .pauses
+            .send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// Takes a request out of the table when its future ends or is dropped
+/// without an answer, and tells the server when that is allowed.
+struct Guard {
+    correlator: Correlator,
+    id: RequestId,
+    cancel_on_wire: bool,
+    armed: bool,
+}
+
+impl Guard {
+    /// Gives the request up. If its answer (or the connection's end) won
+    /// the race, that outcome is returned instead and nothing is sent.
+    async fn give_up(
+        &mut self,
+        error: TransportError,
+        reason: &'static str,
+        rx: oneshot::Receiver<Answer>,
+    ) -> Answer {
+        self.armed = false;
+        if self.correlator.remove(&self.id).is_some() {
+            if self.cancel_on_wire {
+                (self.correlator.inner.cancel_sink)(self.id.clone(), reason);
+            }
+            return Err(error);
+        }
+        rx.await.unwrap_or(Err(TransportError::Closed))
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.armed && self.correlator.remove(&self.id).is_some() && self.cancel_on_wire {
+            (self.correlator.inner.cancel_sink)(
+                self.id.clone(),
+                "the client abandoned the request",
+            );
+        }
+    }
+}
+
+/// The waiting half of a request: its timers and its cancellation.
+struct Wait {
+    method: String,
+    options: RequestOptions,
+    progress: Arc<Notify>,
+    pauses: watch::Receiver<usize>,
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => sleep_until(d).await,
+        None => pending().await,
+    }
+}
+
+impl Wait {
+    async fn run(mut self, mut guard: Guard, mut rx: oneshot::Receiver<Answer>) -> Answer {
+        let start = Instant::now();
+        let hard = self.options.max_total.map(|d| start + d);
+        let base_len = self.options.timeout;
+        // While paused, `base` is None and `paused_left` holds what was left.
+        let mut base = base_len.map(|d| start + d);
+        let mut paused_left: Option<Duration> = None;
+        if *self.pauses.borrow_and_update() > 0 {
+            paused_left = base_len;
+            base = None;
+        }
+        let token = self.options.cancellation.clone();
+        let cancelled = async move {
+            match token {
+                Some(t) => t.cancelled_owned().await,
+                None => pending().await,
+            }
+        };
+        tokio::pin!(cancelled);
+        loop {
+            tokio::select! {
+                biased;
+                answer = &mut rx => {
+                    guard.armed = false;
+                    return answer.unwrap_or(Err(TransportError::Closed));
+                }
+                _ = &mut cancelled => {
+                    return guard
+                        .give_up(TransportError::Cancelled, "the client cancelled the request", rx)
+                        .await;
+                }
+                _ = sleep_until_opt(hard) => {
+                    let after = self.options.max_total.unwrap_or_default();
+                    let error = TransportError::Timeout { method: self.method, after };
+                    return guard.give_up(error, "the request timed out", rx).await;
+                }
+                _ = sleep_until_opt(base) => {
+                    let after = base_len.unwrap_or_default();
+                    let error = TransportError::Timeout { method: self.method, after };
+                    return guard.give_up(error, "the request timed out", rx).await;
+                }
+                _ = self.progress.notified(), if self.options.reset_on_progress => {
+                    if base.is_some() {
+                        base = base_len.map(|d| Instant::now() + d);
+                    } else if paused_left.is_some() {
+                        paused_left = base_len;
+                    }
+                }
+                changed = self.pauses.changed() => {
+                    if changed.is_err() {
+                        continue;
+                    }
+                    let paused = *self.pauses.borrow_and_update() > 0;
+                    match (paused, base, paused_left) {
+                        (true, Some(deadline), _) => {
+                            paused_left = Some(deadline.saturating_duration_since(Instant::now()));
+                            base = None;
+                        }
+                        (false, None, Some(left)) => {
+                            base = Some(Instant::now() + left);
+                            paused_left = None;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}

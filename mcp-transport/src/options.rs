@@ -1,0 +1,103 @@
+//! Per-request options.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::Listener;
+
+/// How one request is to be waited for, cancelled and listened to.
+///
+/// The default waits without a limit, sends a wire cancel when the request
+/// is cancelled or dropped, and routes no notifications to the request.
+/// Clients normally set a timeout; the transport itself sets none so that a
+/// caller who wants none can have it.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_transport::RequestOptions;
+///
+/// let options = RequestOptions::new()
+///     .timeout(Duration::from_secs(30))
+///     .reset_timeout_on_progress(Duration::from_secs(600));
+/// assert!(options.cancel_on_wire);
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// How long to wait for the answer. With
+    /// [`reset_on_progress`](Self::reset_on_progress) the wait restarts at
+    /// each progress notification for the request.
+    pub timeout: Option<Duration>,
+    /// Whether progress notifications restart the timeout.
+    pub reset_on_progress: bool,
+    /// A limit on the whole wait that progress never extends.
+    pub max_total: Option<Duration>,
+    /// Cancels the request when cancelled.
+    pub cancellation: Option<CancellationToken>,
+    /// Receives the notifications tied to this request: its progress, and
+    /// the notifications of a subscription it opened.
+    pub listener: Option<crate::Listener>,
+    /// Whether cancelling (by token, timeout or drop) tells the server.
+    /// Off for `initialize`, which the spec says is never cancelled, and for
+    /// the era probe.
+    pub cancel_on_wire: bool,
+}
+
+impl Default for RequestOptions {
+    fn default() -> Self {
+        RequestOptions {
+            timeout: None,
+            reset_on_progress: false,
+            max_total: None,
+            cancellation: None,
+            listener: None,
+            cancel_on_wire: true,
+        }
+    }
+}
+
+impl RequestOptions {
+    /// The defaults: no limit, wire cancel on, no listener.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Restarts the timeout at each progress notification, never waiting
+    /// longer than `max_total` in all.
+    pub fn reset_timeout_on_progress(mut self, max_total: Duration) -> Self {
+        self.reset_on_progress = true;
+        self.max_total = Some(max_total);
+        self
+    }
+
+    /// Sets a limit on the whole wait.
+    pub fn max_total(mut self, max_total: Duration) -> Self {
+        self.max_total = Some(max_total);
+        self
+    }
+
+    /// Cancels the request when `token` is cancelled.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// Routes the request's notifications to `listener`.
+    pub fn listener(mut self, listener: Listener) -> Self {
+        self.listener = Some(listener);
+        self
+    }
+
+    /// Never tells the server about a cancel.
+    pub fn no_wire_cancel(mut self) -> Self {
+        self.cancel_on_wire = false;
+        self
+    }
+}
