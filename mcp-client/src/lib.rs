@@ -1,6 +1,58 @@
 //! A Model Context Protocol client for every revision from 2024-11-05 to
 //! 2026-07-28.
 //!
-//! **Being written.** This crate will hold the era probe, both handshakes,
-//! version negotiation, the typed API, multi round-trip requests and
-//! caching; it exports nothing yet.
+//! Connect with a [`ClientBuilder`] through any transport's connector; the
+//! client finds out which era the server is in (the era probe), speaks it,
+//! and gives one typed API for both: tools, resources, prompts, completion,
+//! logging, with elicitation, sampling and roots answered through the same
+//! handlers whether a legacy server sends a request or a modern one answers
+//! `input_required`.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> mcp_client::Result<()> {
+//! use mcp_client::Client;
+//! use serde_json::json;
+//!
+//! # let connector = mcp_testkit::fake::FakeServer::new(Default::default()).connector();
+//! // `connector` starts or opens the server: `mcp_transport_stdio` for a
+//! // child process, or here the testkit's in-process fake server.
+//! let client = Client::builder().connect(connector).await?;
+//! println!("{} speaks {}", client.server_info().unwrap().name, client.protocol_version());
+//!
+//! let result = client.call_tool("echo", json!({"text": "hi"})).await?;
+//! assert!(!result.is_error());
+//! client.close().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Everything era-specific lives in this crate; transports only move
+//! messages (see `mcp-transport`).
+
+mod api;
+mod builder;
+mod client;
+mod config;
+mod connect;
+mod elicitation;
+mod error;
+pub mod events;
+mod gating;
+pub mod handlers;
+pub mod mrtr;
+mod options;
+mod server_requests;
+mod session;
+mod verdict;
+
+pub use builder::ClientBuilder;
+pub use client::Client;
+pub use config::EraMode;
+pub use error::{ClientError, ErrorKind, Result};
+pub use events::{EventStream, ServerEvent};
+pub use options::{CallOptions, ProgressCallback};
+pub use verdict::{Reached, Verdict};
+
+pub use mcp_protocol as protocol;
+pub use mcp_transport as transport;

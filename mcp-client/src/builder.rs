@@ -1,0 +1,301 @@
+//! `ClientBuilder`: one builder, safe defaults, every option documented.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::Duration;
+
+use mcp_protocol::ProtocolVersion;
+use mcp_protocol::types::{Implementation, LoggingLevel, Root};
+use mcp_transport::{ConnectionHandlers, Connector, Listener, Transport, TransportError};
+use tokio::sync::broadcast;
+
+use crate::client::Client;
+use crate::config::{Config, EraMode};
+use crate::connect::Connecting;
+use crate::error::{ClientError, Result};
+use crate::events::{ServerEvent, dispatch_events};
+use crate::handlers::{ElicitationHandler, Handlers, SamplingHandler};
+use crate::server_requests::ServerRequests;
+use crate::session::{Ids, Session};
+use crate::verdict::Verdict;
+
+/// Builds a [`Client`] and connects it.
+///
+/// Every default is chosen not to hang and not to surprise: a 10 s era
+/// probe, a 60 s request timeout, a 10 minute hard maximum per call (also
+/// with progress resets), every known protocol revision offered, and no
+/// capability declared that has no handler.
+///
+/// ```no_run
+/// # async fn run(connector: impl mcp_transport::Connector + 'static) -> mcp_client::Result<()> {
+/// use std::time::Duration;
+/// use mcp_client::{Client, EraMode};
+///
+/// let client = Client::builder()
+///     .client_info("my-agent", "1.0.0")
+///     .era(EraMode::Auto)
+///     .request_timeout(Duration::from_secs(30))
+///     .connect(connector)
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct ClientBuilder {
+    config: Config,
+    saved: Option<Verdict>,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClientBuilder {
+    /// A builder with the defaults.
+    pub fn new() -> Self {
+        let mut versions = ProtocolVersion::KNOWN.to_vec();
+        versions.reverse();
+        ClientBuilder {
+            config: Config {
+                client_info: Implementation::new("mcp-client-rs", env!("CARGO_PKG_VERSION")),
+                mode: EraMode::Auto,
+                versions,
+                probe_timeout: Duration::from_secs(10),
+                request_timeout: Duration::from_secs(60),
+                max_total_timeout: Duration::from_secs(600),
+                handler_timeout: Duration::from_secs(600),
+                enforce_server_capabilities: true,
+                reject_unassociated_server_requests: false,
+                log_level: None,
+                max_list_pages: 64,
+                max_rounds: 10,
+                tasks: false,
+                handlers: Handlers::default(),
+                event_callback: None,
+                name: None,
+            },
+            saved: None,
+        }
+    }
+
+    /// Who the client is, as servers see it (`clientInfo`).
+    pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.config.client_info = Implementation::new(name, version);
+        self
+    }
+
+    /// The whole `clientInfo`, with title, description, icons….
+    pub fn implementation(mut self, info: Implementation) -> Self {
+        self.config.client_info = info;
+        self
+    }
+
+    /// A name for the server in errors and logs (default: the name the
+    /// server gives).
+    pub fn server_name(mut self, name: impl Into<String>) -> Self {
+        self.config.name = Some(name.into());
+        self
+    }
+
+    /// How to find the server's era (default [`EraMode::Auto`]).
+    pub fn era(mut self, mode: EraMode) -> Self {
+        self.config.mode = mode;
+        self
+    }
+
+    /// The protocol revisions the client offers (default: all it knows).
+    pub fn protocol_versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
+        let mut versions: Vec<ProtocolVersion> = versions.into_iter().collect();
+        versions.sort();
+        versions.dedup();
+        versions.reverse();
+        self.config.versions = versions;
+        self
+    }
+
+    /// How long the era probe waits for `server/discover` before taking
+    /// the server for legacy (default 10 s; servers can start slowly).
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.config.probe_timeout = timeout;
+        self
+    }
+
+    /// The default time a call waits for its answer (default 60 s).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.config.request_timeout = timeout;
+        self
+    }
+
+    /// The hard maximum of one call, all rounds and progress resets
+    /// included (default 10 minutes).
+    pub fn max_total_timeout(mut self, timeout: Duration) -> Self {
+        self.config.max_total_timeout = timeout;
+        self
+    }
+
+    /// How long a handler (elicitation, sampling) may take (default 10
+    /// minutes: a person may be typing). While a legacy server's request is
+    /// being handled, the base timers of the client's calls are paused.
+    pub fn handler_timeout(mut self, timeout: Duration) -> Self {
+        self.config.handler_timeout = timeout;
+        self
+    }
+
+    /// Whether a call the server did not advertise a capability for fails
+    /// before anything is sent (default on; turn off for servers that
+    /// under-advertise).
+    pub fn enforce_server_capabilities(mut self, on: bool) -> Self {
+        self.config.enforce_server_capabilities = on;
+        self
+    }
+
+    /// Answers a legacy server's sampling or elicitation request with
+    /// `-32602` when no client request is in flight, as SEP-2260 allows
+    /// (default off).
+    pub fn reject_unassociated_server_requests(mut self, on: bool) -> Self {
+        self.config.reject_unassociated_server_requests = on;
+        self
+    }
+
+    /// The log level to ask for: per request in modern (`_meta`), by
+    /// `logging/setLevel` after connecting in legacy.
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.config.log_level = Some(level);
+        self
+    }
+
+    /// The most pages a `list_all_*` call follows (default 64).
+    pub fn max_list_pages(mut self, pages: usize) -> Self {
+        self.config.max_list_pages = pages;
+        self
+    }
+
+    /// The most rounds of a multi round-trip request (default 10).
+    pub fn max_rounds(mut self, rounds: u32) -> Self {
+        self.config.max_rounds = rounds.max(1);
+        self
+    }
+
+    /// Declares the tasks extension (modern) so that servers may run calls
+    /// as tasks (default off).
+    pub fn tasks(mut self, on: bool) -> Self {
+        self.config.tasks = on;
+        self
+    }
+
+    /// Answers elicitation (declares the `elicitation` capability).
+    pub fn elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
+        self.config.handlers.elicitation = Some(handler);
+        self
+    }
+
+    /// Answers sampling (declares the `sampling` capability).
+    pub fn sampling_handler(mut self, handler: Arc<dyn SamplingHandler>) -> Self {
+        self.config.handlers.sampling = Some(handler);
+        self
+    }
+
+    /// Offers roots (declares the `roots` capability); change them later
+    /// with [`Client::set_roots`].
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.config.handlers.roots = Some(Arc::new(RwLock::new(roots)));
+        self
+    }
+
+    /// Calls `f` for every event the server sends, from the first message
+    /// on (events that arrive while connecting included).
+    pub fn on_event(mut self, f: impl Fn(&ServerEvent) + Send + Sync + 'static) -> Self {
+        self.config.event_callback = Some(Arc::new(f));
+        self
+    }
+
+    /// A verdict saved from an earlier connection ([`Client::verdict`]):
+    /// skips the era probe; if it no longer holds, the client probes again.
+    pub fn saved_verdict(mut self, verdict: Verdict) -> Self {
+        self.saved = Some(verdict);
+        self
+    }
+
+    /// Connects through `connector`, which can open fresh connections to
+    /// the same server (the probe may need a second one).
+    pub async fn connect(self, connector: impl Connector + 'static) -> Result<Client> {
+        self.connect_shared(Arc::new(connector)).await
+    }
+
+    /// Connects over one transport that `make` builds with the client's
+    /// handlers. With a single connection, a server that dies on the era
+    /// probe cannot be started again: pin the era for such servers.
+    pub async fn connect_with(
+        self,
+        make: impl FnOnce(ConnectionHandlers) -> Arc<dyn Transport> + Send + 'static,
+    ) -> Result<Client> {
+        let make = std::sync::Mutex::new(Some(make));
+        let connector = move |handlers: ConnectionHandlers| {
+            let make = make.lock().unwrap_or_else(|p| p.into_inner()).take();
+            async move {
+                match make {
+                    Some(make) => Ok(make(handlers)),
+                    None => Err(TransportError::Closed),
+                }
+            }
+        };
+        self.connect_shared(Arc::new(connector)).await
+    }
+
+    async fn connect_shared(self, connector: Arc<dyn Connector>) -> Result<Client> {
+        let config = Arc::new(self.config);
+        let (listener, stream) = Listener::named_channel("client events", 4096);
+        let (events, _) = broadcast::channel(1024);
+        tokio::spawn(dispatch_events(
+            stream,
+            config.event_callback.clone(),
+            events.clone(),
+        ));
+        let server_requests = Arc::new(ServerRequests {
+            config: config.clone(),
+            session: OnceLock::new(),
+        });
+        let handlers = ConnectionHandlers::new(listener).with_server_requests(server_requests.clone());
+        let ids = Arc::new(Ids::default());
+        let late_discover = Arc::new(AtomicBool::new(false));
+        let established = Connecting {
+            config: &config,
+            connector: connector.as_ref(),
+            handlers,
+            ids: ids.clone(),
+            late_discover: late_discover.clone(),
+        }
+        .run(self.saved)
+        .await
+        .map_err(|e: ClientError| e.with_server(config.name.as_deref()))?;
+        tracing::info!(
+            era = %established.verdict.era,
+            version = %established.verdict.version,
+            reached = ?established.verdict.reached,
+            "connected"
+        );
+        let session = Arc::new(Session::new(
+            config,
+            established.transport,
+            ids,
+            established.verdict,
+            late_discover,
+            events,
+        ));
+        let _ = server_requests.session.set(Arc::downgrade(&session));
+        let client = Client::new(session, connector);
+        client.apply_initial_log_level().await;
+        Ok(client)
+    }
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("mode", &self.config.mode)
+            .field("versions", &self.config.versions)
+            .field("request_timeout", &self.config.request_timeout)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,263 @@
+//! `Client`: a connected, cloneable handle.
+
+use std::sync::Arc;
+
+use mcp_protocol::methods::RequestMethod;
+use mcp_protocol::types::{
+    DiscoverResult, Implementation, LoggingLevel, Root, ServerCapabilities,
+};
+use mcp_protocol::{Era, Notification, ProtocolVersion, methods};
+use mcp_transport::Connector;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::builder::ClientBuilder;
+use crate::error::{ClientError, ErrorKind, Result};
+use crate::events::EventStream;
+use crate::options::CallOptions;
+use crate::session::Session;
+use crate::verdict::Verdict;
+
+/// A connection to one MCP server, of whatever era.
+///
+/// Cheap to clone; every clone uses the same connection, and many tasks may
+/// call at once. The connection closes when [`close`](Self::close) is
+/// called or the last clone is dropped.
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) session: Arc<Session>,
+    connector: Arc<dyn Connector>,
+}
+
+impl Client {
+    /// A builder with safe defaults.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::new()
+    }
+
+    pub(crate) fn new(session: Arc<Session>, connector: Arc<dyn Connector>) -> Self {
+        Client { session, connector }
+    }
+
+    /// What the client learned when it connected; save it to skip the
+    /// probe next time ([`ClientBuilder::saved_verdict`]).
+    pub fn verdict(&self) -> Verdict {
+        self.session.verdict()
+    }
+
+    /// The era in use.
+    pub fn era(&self) -> Era {
+        self.session.verdict().era
+    }
+
+    /// The protocol revision in use.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.session.version()
+    }
+
+    /// What the server can do.
+    pub fn server_capabilities(&self) -> ServerCapabilities {
+        self.session.verdict().capabilities
+    }
+
+    /// Who the server is, when it said.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.session.verdict().server_info
+    }
+
+    /// The server's instructions, when it gave any.
+    pub fn instructions(&self) -> Option<String> {
+        self.session.verdict().instructions
+    }
+
+    /// The connector this client was made with, to start the same server
+    /// again.
+    pub fn connector(&self) -> Arc<dyn Connector> {
+        self.connector.clone()
+    }
+
+    /// A stream of what the server sends unasked, from now on.
+    pub fn events(&self) -> EventStream {
+        EventStream::new(self.session.events.subscribe())
+    }
+
+    /// Whether the connection can still carry calls.
+    pub fn is_alive(&self) -> bool {
+        self.session.transport.is_alive()
+    }
+
+    /// Closes the connection (for a child process: stdin closed, then
+    /// SIGTERM, then SIGKILL). Calls in flight fail with `Closed`.
+    pub async fn close(&self) {
+        self.session.transport.close().await;
+    }
+
+    /// Any request, typed by its method marker, with the era's envelope and
+    /// the client's gating. `input_required` answers are fulfilled through
+    /// the handlers for the methods that may ask for input.
+    ///
+    /// ```no_run
+    /// # async fn run(client: mcp_client::Client) -> mcp_client::Result<()> {
+    /// use mcp_protocol::methods::ListTools;
+    /// use mcp_protocol::types::PaginatedRequestParams;
+    ///
+    /// let page = client.request::<ListTools>(PaginatedRequestParams::new()).await?;
+    /// println!("{} tools", page.tools.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn request<M: RequestMethod>(&self, params: M::Params) -> Result<M::Result> {
+        self.request_with::<M>(params, &CallOptions::new()).await
+    }
+
+    /// [`request`](Self::request) with per-call options.
+    pub async fn request_with<M: RequestMethod>(
+        &self,
+        params: M::Params,
+        options: &CallOptions,
+    ) -> Result<M::Result> {
+        let params = to_params(M::METHOD, &params)?;
+        let value = self.call_value(M::METHOD, params, options).await?;
+        parse(M::METHOD, value)
+    }
+
+    /// Any request by name, untyped: params and result as JSON. Gated like
+    /// the typed calls for the methods the client knows; others go out as
+    /// they are.
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<Value> {
+        self.call_value(method, params, options).await
+    }
+
+    /// Sends a notification in the era's envelope.
+    pub fn notify_raw(&self, method: &str, params: Option<Value>) -> Result<()> {
+        self.session
+            .transport
+            .notify(Notification::new(method, params))
+            .map_err(|e| ClientError::from(e).with_method(method))
+    }
+
+    pub(crate) async fn call_value(
+        &self,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<Value> {
+        self.session.gate(method)?;
+        let may_require_input = matches!(
+            method,
+            methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
+        );
+        if may_require_input {
+            self.session
+                .send_rounds(method, params, options)
+                .await
+                .map(|(v, _)| v)
+        } else {
+            let value = self.session.send(method, Some(params), options).await?;
+            match mcp_protocol::result::classify_result(
+                value,
+                &self.session.registered_result_types(),
+            ) {
+                Ok(mcp_protocol::result::ClassifiedResult::Complete(v)) => Ok(v),
+                Ok(_) => Err(ClientError::invalid(
+                    "only tools/call, prompts/get and resources/read may ask for input",
+                )
+                .with_method(method)),
+                Err(e) => Err(ClientError::invalid(e.to_string()).with_method(method)),
+            }
+        }
+    }
+
+    /// `server/discover` (modern): what the server supports now.
+    pub async fn discover(&self) -> Result<DiscoverResult> {
+        self.request::<mcp_protocol::methods::Discover>(Default::default())
+            .await
+    }
+
+    /// `ping` (legacy; modern servers have no ping).
+    pub async fn ping(&self) -> Result<()> {
+        self.request::<mcp_protocol::methods::Ping>(Default::default())
+            .await
+            .map(drop)
+    }
+
+    /// Sets the log level of the server's `notifications/message`:
+    /// `logging/setLevel` in legacy; in modern, the level goes on every
+    /// later request's `_meta`.
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<()> {
+        match self.era() {
+            Era::Modern => {
+                self.session.set_log_level(Some(level));
+                Ok(())
+            }
+            Era::Legacy => {
+                let params = serde_json::json!({ "level": level.as_str() });
+                self.call_value(methods::LOGGING_SET_LEVEL, params, &CallOptions::new())
+                    .await
+                    .map(drop)
+            }
+        }
+    }
+
+    pub(crate) async fn apply_initial_log_level(&self) {
+        if self.era() != Era::Legacy {
+            return;
+        }
+        if let Some(level) = self.session.config.log_level.clone() {
+            if let Err(e) = self.set_log_level(level).await {
+                tracing::warn!(error = %e, "could not set the server's log level");
+            }
+        }
+    }
+
+    /// Replaces the roots the client offers and tells a legacy server
+    /// (`notifications/roots/list_changed`); modern servers ask again when
+    /// they need them.
+    pub fn set_roots(&self, roots: Vec<Root>) -> Result<()> {
+        let Some(shared) = &self.session.config.handlers.roots else {
+            return Err(ClientError::usage(
+                "the client does not offer roots; declare them with ClientBuilder::roots",
+            ));
+        };
+        *shared.write().unwrap_or_else(|p| p.into_inner()) = roots;
+        if self.era() == Era::Legacy {
+            self.notify_raw(methods::NOTIFICATION_ROOTS_LIST_CHANGED, None)?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn to_params<T: Serialize>(method: &str, params: &T) -> Result<Value> {
+    let value = serde_json::to_value(params).map_err(|e| {
+        ClientError::usage(format!("params do not serialize: {e}")).with_method(method)
+    })?;
+    Ok(match value {
+        Value::Null => Value::Object(Default::default()),
+        v => v,
+    })
+}
+
+pub(crate) fn parse<T: DeserializeOwned>(method: &str, value: Value) -> Result<T> {
+    serde_json::from_value(value).map_err(|e| {
+        ClientError::new(ErrorKind::InvalidResponse {
+            detail: format!("the result does not have the shape the spec gives: {e}"),
+        })
+        .with_method(method)
+    })
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.session.verdict();
+        f.debug_struct("Client")
+            .field("era", &v.era)
+            .field("version", &v.version)
+            .field("server", &v.server_info.map(|i| i.name))
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,429 @@
+//! Connecting: the era probe and both handshakes.
+//!
+//! `Auto` follows the probe table of the design row by row:
+//!
+//! | what the probe sees | verdict |
+//! |---|---|
+//! | a valid `DiscoverResult` sharing a version with the client | modern |
+//! | `-32022` whose `supported` shares a modern version | modern: discover again with it, once |
+//! | `-32022` listing only legacy versions | legacy |
+//! | `-32022` sharing no version at all | negotiation error naming both lists |
+//! | `-32020` or `-32021` | modern: retry once, else a typed error |
+//! | any other JSON-RPC error, or a success that is no valid `DiscoverResult` | legacy, same connection |
+//! | no answer when the probe timer ends | legacy, same connection |
+//! | the server dies during the probe | legacy on a new connection (once), keeping its stderr tail |
+//! | the transport is closed, or the probe cancelled | the connect fails |
+//!
+//! The fallback never keys on one error code. If the legacy `initialize`
+//! then gets `-32022`, the server is modern after all: the client switches,
+//! once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use mcp_protocol::error_codes;
+use mcp_protocol::types::{DiscoverResult, InitializeRequestParams, InitializeResult};
+use mcp_protocol::{Era, Notification, ProtocolVersion, Request, methods};
+use mcp_transport::{ConnectionHandlers, Connector, RequestOptions, Transport, TransportError};
+use serde_json::{Map, Value};
+
+use crate::config::{Config, EraMode};
+use crate::error::{ClientError, ErrorKind, Result};
+use crate::session::{Ids, envelope, supported_versions};
+use crate::verdict::{Reached, Verdict};
+
+/// How long an unanswered probe stays pending after the probe timer gave
+/// up on it, so that a late answer can still be noted.
+const LATE_PROBE_WINDOW: Duration = Duration::from_secs(60);
+
+/// A connection and what was learned on it.
+pub(crate) struct Established {
+    pub(crate) transport: Arc<dyn Transport>,
+    pub(crate) verdict: Verdict,
+}
+
+pub(crate) struct Connecting<'a> {
+    pub(crate) config: &'a Config,
+    pub(crate) connector: &'a dyn Connector,
+    pub(crate) handlers: ConnectionHandlers,
+    pub(crate) ids: Arc<Ids>,
+    pub(crate) late_discover: Arc<AtomicBool>,
+}
+
+/// What the probe concluded.
+enum Probe {
+    Modern(Box<DiscoverResult>, ProtocolVersion, Reached),
+    Legacy(Reached),
+    Died(Option<String>),
+}
+
+impl Connecting<'_> {
+    pub(crate) async fn run(&self, saved: Option<Verdict>) -> Result<Established> {
+        if let Some(saved) = saved {
+            match self.resume(saved).await {
+                Ok(e) => return Ok(e),
+                Err(e) => tracing::info!(error = %e, "a saved verdict no longer holds; probing again"),
+            }
+        }
+        match self.config.mode {
+            EraMode::Legacy => {
+                let transport = self.open().await?;
+                self.legacy(transport, Reached::PinnedLegacy, None, false)
+                    .await
+            }
+            EraMode::Modern => {
+                let transport = self.open().await?;
+                let version = self.newest(Era::Modern)?;
+                self.modern(transport, version, Reached::PinnedModern).await
+            }
+            EraMode::Auto => self.auto().await,
+        }
+    }
+
+    async fn open(&self) -> Result<Arc<dyn Transport>> {
+        self.connector
+            .connect(self.handlers.clone())
+            .await
+            .map_err(ClientError::from)
+    }
+
+    fn newest(&self, era: Era) -> Result<ProtocolVersion> {
+        self.config.offered(era).into_iter().next().ok_or_else(|| {
+            ClientError::usage(format!(
+                "the client offers no {era} protocol revision; add one to the offered versions"
+            ))
+        })
+    }
+
+    async fn auto(&self) -> Result<Established> {
+        let transport = self.open().await?;
+        let Ok(version) = self.newest(Era::Modern) else {
+            return self
+                .legacy(transport, Reached::LegacyByVersionList, None, true)
+                .await;
+        };
+        match self.probe(&transport, version).await? {
+            Probe::Modern(discover, version, reached) => {
+                Ok(self.established_modern(transport, *discover, version, reached))
+            }
+            Probe::Legacy(reached) => self.legacy(transport, reached, None, true).await,
+            Probe::Died(stderr_tail) => {
+                tracing::info!("the server died on the era probe; starting it again for legacy");
+                transport.close().await;
+                let transport = self.open().await?;
+                self.legacy(transport, Reached::LegacyAfterServerDied, stderr_tail, true)
+                    .await
+            }
+        }
+    }
+
+    fn request(&self, method: &str, version: &ProtocolVersion, params: Option<Value>) -> Request {
+        let params = envelope(self.config, version, params, &Map::new(), None, None);
+        Request::new(self.ids.next(), method, params)
+    }
+
+    /// Sends `server/discover` under the probe timer and reads the outcome
+    /// by the table in the module docs.
+    async fn probe(&self, transport: &Arc<dyn Transport>, first: ProtocolVersion) -> Result<Probe> {
+        let mut version = first;
+        let mut retried = false;
+        loop {
+            let request = self.request(methods::SERVER_DISCOVER, &version, None);
+            // The probe is never cancelled on the wire; it keeps waiting in
+            // the background a while so a late answer can be noted.
+            let options = RequestOptions::new()
+                .no_wire_cancel()
+                .max_total(LATE_PROBE_WINDOW);
+            let mut answer = tokio::spawn(transport.request(request, options));
+            let outcome = tokio::select! {
+                joined = &mut answer => joined.unwrap_or(Err(TransportError::Cancelled)),
+                _ = tokio::time::sleep(self.config.probe_timeout) => {
+                    let late = self.late_discover.clone();
+                    tokio::spawn(async move {
+                        if let Ok(Ok(v)) = answer.await {
+                            if serde_json::from_value::<DiscoverResult>(v).is_ok() {
+                                tracing::info!("a server/discover answer arrived after the probe timed out; the connection stays legacy");
+                                late.store(true, Ordering::Relaxed);
+                            }
+                        }
+                    });
+                    return Ok(Probe::Legacy(Reached::LegacyAfterSilence));
+                }
+            };
+            let reached = if retried {
+                Reached::DiscoverRetried
+            } else {
+                Reached::Discover
+            };
+            let error = match outcome {
+                Ok(value) => return Ok(self.read_discover(value, reached)),
+                Err(e) => e,
+            };
+            match error {
+                TransportError::Rpc { code, data, .. }
+                    if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION =>
+                {
+                    let supported = supported_versions(data.as_ref());
+                    if let Some(v) = self.config.best_shared(Era::Modern, &supported) {
+                        if !retried && v != version {
+                            version = v;
+                            retried = true;
+                            continue;
+                        }
+                    } else if !supported.is_empty()
+                        && supported.iter().all(|v| v.era() == Era::Legacy)
+                    {
+                        return Ok(Probe::Legacy(Reached::LegacyByVersionList));
+                    }
+                    return Err(self.negotiation(Era::Modern, supported));
+                }
+                TransportError::Rpc { code, .. }
+                    if code == error_codes::HEADER_MISMATCH
+                        || code == error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+                {
+                    // Codes only modern servers use: the server is modern.
+                    if !retried {
+                        retried = true;
+                        continue;
+                    }
+                    return Err(ClientError::from(error).with_method(methods::SERVER_DISCOVER));
+                }
+                TransportError::Rpc { code, .. } => {
+                    return Ok(Probe::Legacy(Reached::LegacyAfterProbeError { code }));
+                }
+                TransportError::Timeout { .. } => {
+                    return Ok(Probe::Legacy(Reached::LegacyAfterSilence));
+                }
+                TransportError::ServerGone(info) => return Ok(Probe::Died(info.stderr_tail)),
+                TransportError::Http { status, .. } if (400..500).contains(&status) => {
+                    return Ok(Probe::Legacy(Reached::LegacyAfterProbeError {
+                        code: i64::from(status),
+                    }));
+                }
+                other => {
+                    return Err(ClientError::from(other).with_method(methods::SERVER_DISCOVER));
+                }
+            }
+        }
+    }
+
+    fn read_discover(&self, value: Value, reached: Reached) -> Probe {
+        let Ok(discover) = serde_json::from_value::<DiscoverResult>(value) else {
+            return Probe::Legacy(Reached::LegacyAfterInvalidDiscover);
+        };
+        if discover.supported_versions.is_empty() {
+            return Probe::Legacy(Reached::LegacyAfterInvalidDiscover);
+        }
+        match self
+            .config
+            .best_shared(Era::Modern, &discover.supported_versions)
+        {
+            Some(v) => Probe::Modern(Box::new(discover), v, reached),
+            None => Probe::Legacy(Reached::LegacyByVersionList),
+        }
+    }
+
+    fn negotiation(&self, era: Era, server: Vec<ProtocolVersion>) -> ClientError {
+        let client = match era {
+            Era::Modern => self.config.versions.clone(),
+            Era::Legacy => self.config.offered(Era::Legacy),
+        };
+        ClientError::new(ErrorKind::Negotiation { client, server })
+    }
+
+    fn established_modern(
+        &self,
+        transport: Arc<dyn Transport>,
+        discover: DiscoverResult,
+        version: ProtocolVersion,
+        reached: Reached,
+    ) -> Established {
+        let server_info = discover.server_info();
+        Established {
+            transport,
+            verdict: Verdict {
+                era: Era::Modern,
+                version,
+                capabilities: discover.capabilities,
+                server_info,
+                instructions: discover.instructions,
+                reached,
+                probe_stderr_tail: None,
+                late_discover_answer: false,
+            },
+        }
+    }
+
+    /// A modern connection: one `server/discover` (retried once on
+    /// `-32022`) to learn the server's capabilities.
+    async fn modern(
+        &self,
+        transport: Arc<dyn Transport>,
+        first: ProtocolVersion,
+        reached: Reached,
+    ) -> Result<Established> {
+        let mut version = first;
+        let mut retried = false;
+        loop {
+            let request = self.request(methods::SERVER_DISCOVER, &version, None);
+            let options = RequestOptions::new().timeout(self.config.request_timeout);
+            match transport.request(request, options).await {
+                Ok(value) => {
+                    let discover: DiscoverResult = serde_json::from_value(value).map_err(|e| {
+                        ClientError::invalid(format!("not a DiscoverResult: {e}"))
+                            .with_method(methods::SERVER_DISCOVER)
+                    })?;
+                    if !discover.supported_versions.contains(&version) {
+                        match self
+                            .config
+                            .best_shared(Era::Modern, &discover.supported_versions)
+                        {
+                            Some(v) if !retried => {
+                                version = v;
+                                retried = true;
+                                continue;
+                            }
+                            _ => {
+                                return Err(
+                                    self.negotiation(Era::Modern, discover.supported_versions)
+                                );
+                            }
+                        }
+                    }
+                    return Ok(self.established_modern(transport, discover, version, reached));
+                }
+                Err(TransportError::Rpc { code, data, .. })
+                    if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && !retried =>
+                {
+                    let supported = supported_versions(data.as_ref());
+                    match self.config.best_shared(Era::Modern, &supported) {
+                        Some(v) => {
+                            version = v;
+                            retried = true;
+                        }
+                        None => return Err(self.negotiation(Era::Modern, supported)),
+                    }
+                }
+                Err(e) => return Err(ClientError::from(e).with_method(methods::SERVER_DISCOVER)),
+            }
+        }
+    }
+
+    /// The legacy handshake: `initialize` offering the newest legacy
+    /// revision, then `notifications/initialized`. `may_switch` allows the
+    /// one switch to modern when `initialize` gets `-32022`.
+    async fn legacy(
+        &self,
+        transport: Arc<dyn Transport>,
+        reached: Reached,
+        probe_stderr_tail: Option<String>,
+        may_switch: bool,
+    ) -> Result<Established> {
+        let offered = self.config.offered(Era::Legacy);
+        let Some(mut offer) = offered.first().cloned() else {
+            return Err(self.negotiation(Era::Legacy, Vec::new()));
+        };
+        let mut countered = false;
+        loop {
+            let params = InitializeRequestParams::new(
+                offer.clone(),
+                self.config.capabilities(&offer),
+                self.config.client_info.clone(),
+            );
+            let params = serde_json::to_value(params).ok();
+            let request = Request::new(self.ids.next(), methods::INITIALIZE, params);
+            // `initialize` is never cancelled on the wire.
+            let options = RequestOptions::new()
+                .timeout(self.config.request_timeout.max(self.config.probe_timeout))
+                .no_wire_cancel();
+            let failure = match transport.request(request, options).await {
+                Ok(value) => {
+                    let result: InitializeResult = serde_json::from_value(value).map_err(|e| {
+                        ClientError::invalid(format!("not an InitializeResult: {e}"))
+                            .with_method(methods::INITIALIZE)
+                    })?;
+                    if !offered.contains(&result.protocol_version) {
+                        // The spec says to disconnect; nothing more is sent.
+                        transport.close().await;
+                        return Err(self.negotiation(Era::Legacy, vec![result.protocol_version]));
+                    }
+                    transport
+                        .notify(Notification::new(methods::NOTIFICATION_INITIALIZED, None))
+                        .map_err(|e| {
+                            ClientError::from(e).with_method(methods::NOTIFICATION_INITIALIZED)
+                        })?;
+                    return Ok(Established {
+                        transport,
+                        verdict: Verdict {
+                            era: Era::Legacy,
+                            version: result.protocol_version,
+                            capabilities: result.capabilities,
+                            server_info: Some(result.server_info),
+                            instructions: result.instructions,
+                            reached,
+                            probe_stderr_tail,
+                            late_discover_answer: false,
+                        },
+                    });
+                }
+                Err(e) => e,
+            };
+            match failure {
+                TransportError::Rpc { code, data, .. }
+                    if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && may_switch =>
+                {
+                    let supported = supported_versions(data.as_ref());
+                    return match self.config.best_shared(Era::Modern, &supported) {
+                        Some(v) => {
+                            tracing::info!(version = %v, "initialize was rejected with -32022: the server is modern");
+                            self.modern(transport, v, Reached::ModernAfterInitializeRejected)
+                                .await
+                        }
+                        None => Err(self.negotiation(Era::Legacy, supported)),
+                    };
+                }
+                // 2024-11-05 rejects an unsupported version with -32602 and
+                // the versions it supports.
+                TransportError::Rpc { code, data, .. }
+                    if code == error_codes::INVALID_PARAMS && !countered =>
+                {
+                    let supported = supported_versions(data.as_ref());
+                    match self.config.best_shared(Era::Legacy, &supported) {
+                        Some(v) if v != offer => {
+                            offer = v;
+                            countered = true;
+                        }
+                        _ if supported.is_empty() => {
+                            return Err(ClientError::from(TransportError::Rpc {
+                                code,
+                                message: "initialize was rejected".into(),
+                                data,
+                            })
+                            .with_method(methods::INITIALIZE));
+                        }
+                        _ => return Err(self.negotiation(Era::Legacy, supported)),
+                    }
+                }
+                other => return Err(ClientError::from(other).with_method(methods::INITIALIZE)),
+            }
+        }
+    }
+
+    /// Connects on a saved verdict, skipping the probe: legacy goes
+    /// straight to `initialize`; modern confirms with one `server/discover`.
+    async fn resume(&self, saved: Verdict) -> Result<Established> {
+        let transport = self.open().await?;
+        let outcome = match saved.era {
+            Era::Legacy => self.legacy(transport.clone(), Reached::Saved, None, false).await,
+            Era::Modern => {
+                self.modern(transport.clone(), saved.version.clone(), Reached::Saved)
+                    .await
+            }
+        };
+        if outcome.is_err() {
+            transport.close().await;
+        }
+        outcome
+    }
+}

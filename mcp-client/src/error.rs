@@ -1,0 +1,241 @@
+//! The client's error: which server, which method, and what happened.
+
+use std::fmt;
+
+use mcp_protocol::ProtocolVersion;
+use mcp_transport::TransportError;
+use serde_json::Value;
+
+/// Everything a client call can fail with.
+///
+/// Like [`std::io::Error`], it is a small struct around a [`ErrorKind`],
+/// carrying the server's name and the method so that a message in a log
+/// says which of several servers failed doing what.
+#[derive(Clone, Debug)]
+pub struct ClientError {
+    server: Option<String>,
+    method: Option<String>,
+    kind: ErrorKind,
+}
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The server answered with a JSON-RPC error.
+    Server {
+        /// The error code (see `mcp_protocol::error_codes`).
+        code: i64,
+        /// The server's message.
+        message: String,
+        /// The server's data, verbatim.
+        data: Option<Value>,
+    },
+    /// The transport failed: timeout, server gone, closed, cancelled, ….
+    Transport(TransportError),
+    /// The negotiated revision has no such method.
+    NotInRevision {
+        /// The revision in use.
+        version: ProtocolVersion,
+    },
+    /// The server did not advertise the capability the method needs. Turn
+    /// [`crate::ClientBuilder::enforce_server_capabilities`] off for
+    /// servers that under-advertise.
+    CapabilityNotAdvertised {
+        /// The capability, such as `resources.subscribe`.
+        capability: &'static str,
+    },
+    /// The client and the server share no protocol revision.
+    Negotiation {
+        /// The revisions the client offered.
+        client: Vec<ProtocolVersion>,
+        /// The revisions the server named.
+        server: Vec<ProtocolVersion>,
+    },
+    /// The server's answer is not what the protocol says it must be.
+    InvalidResponse {
+        /// What was wrong with it.
+        detail: String,
+    },
+    /// A handler of the client's (elicitation, sampling, roots) failed.
+    Handler {
+        /// What it said.
+        detail: String,
+    },
+    /// The call is not possible in this state or with these arguments.
+    Usage {
+        /// Why.
+        detail: String,
+    },
+    /// A multi round-trip request needed more rounds than allowed.
+    TooManyRounds {
+        /// How many rounds ran.
+        rounds: u32,
+    },
+}
+
+impl ClientError {
+    pub(crate) fn new(kind: ErrorKind) -> Self {
+        ClientError {
+            server: None,
+            method: None,
+            kind,
+        }
+    }
+
+    pub(crate) fn usage(detail: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Usage {
+            detail: detail.into(),
+        })
+    }
+
+    pub(crate) fn invalid(detail: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidResponse {
+            detail: detail.into(),
+        })
+    }
+
+    pub(crate) fn with_method(mut self, method: &str) -> Self {
+        if self.method.is_none() {
+            self.method = Some(method.to_owned());
+        }
+        self
+    }
+
+    pub(crate) fn with_server(mut self, server: Option<&str>) -> Self {
+        if self.server.is_none() {
+            self.server = server.map(str::to_owned);
+        }
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The server's name, when known.
+    pub fn server(&self) -> Option<&str> {
+        self.server.as_deref()
+    }
+
+    /// The method that failed, when there was one.
+    pub fn method(&self) -> Option<&str> {
+        self.method.as_deref()
+    }
+
+    /// The JSON-RPC error code, for an error the server sent.
+    pub fn code(&self) -> Option<i64> {
+        match &self.kind {
+            ErrorKind::Server { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The transport's error, when the transport failed.
+    pub fn transport_error(&self) -> Option<&TransportError> {
+        match &self.kind {
+            ErrorKind::Transport(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Whether the call ran out of time.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self.kind, ErrorKind::Transport(TransportError::Timeout { .. }))
+    }
+}
+
+impl From<TransportError> for ClientError {
+    fn from(e: TransportError) -> Self {
+        match e {
+            TransportError::Rpc {
+                code,
+                message,
+                data,
+            } => ClientError::new(ErrorKind::Server {
+                code,
+                message,
+                data,
+            }),
+            other => ClientError::new(ErrorKind::Transport(other)),
+        }
+    }
+}
+
+impl From<ErrorKind> for ClientError {
+    fn from(kind: ErrorKind) -> Self {
+        ClientError::new(kind)
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(server) = &self.server {
+            write!(f, "server {server:?}: ")?;
+        }
+        if let Some(method) = &self.method {
+            write!(f, "{method}: ")?;
+        }
+        fmt::Display::fmt(&self.kind, f)
+    }
+}
+
+fn list(versions: &[ProtocolVersion]) -> String {
+    if versions.is_empty() {
+        return "none".into();
+    }
+    versions
+        .iter()
+        .map(ProtocolVersion::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Server { code, message, .. } => {
+                write!(f, "the server answered with error {code}: {message}")
+            }
+            ErrorKind::Transport(e) => fmt::Display::fmt(e, f),
+            ErrorKind::NotInRevision { version } => write!(
+                f,
+                "protocol revision {version} has no such method; nothing was sent"
+            ),
+            ErrorKind::CapabilityNotAdvertised { capability } => write!(
+                f,
+                "the server did not advertise the `{capability}` capability; nothing was sent \
+                 (turn off enforce_server_capabilities for servers that under-advertise)"
+            ),
+            ErrorKind::Negotiation { client, server } => write!(
+                f,
+                "no protocol revision in common: the client offers {}, the server supports {}",
+                list(client),
+                list(server)
+            ),
+            ErrorKind::InvalidResponse { detail } => {
+                write!(f, "the server's answer is invalid: {detail}")
+            }
+            ErrorKind::Handler { detail } => write!(f, "a client handler failed: {detail}"),
+            ErrorKind::Usage { detail } => f.write_str(detail),
+            ErrorKind::TooManyRounds { rounds } => write!(
+                f,
+                "the server still asked for input after {rounds} rounds; giving up \
+                 (raise the round limit if this server needs more)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Transport(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The result of a client call.
+pub type Result<T, E = ClientError> = std::result::Result<T, E>;

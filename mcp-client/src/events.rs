@@ -1,0 +1,205 @@
+//! What servers tell the client unasked: log messages, list and resource
+//! changes, and anything else, typed where the spec defines it.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use mcp_protocol::methods;
+use mcp_protocol::types::{
+    CancelledNotificationParams, ElicitationCompleteNotificationParams,
+    LoggingMessageNotificationParams, ProgressNotificationParams,
+};
+use mcp_protocol::{Notification, RequestId};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+/// Something the server sent that was not an answer.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ServerEvent {
+    /// The tool list changed; list it again.
+    ToolsListChanged,
+    /// The prompt list changed.
+    PromptsListChanged,
+    /// The resource list changed.
+    ResourcesListChanged,
+    /// A subscribed resource changed.
+    ResourceUpdated {
+        /// The resource's URI.
+        uri: String,
+    },
+    /// A log message (`notifications/message`).
+    Log(LoggingMessageNotificationParams),
+    /// Progress not tied to a live call (its call already ended).
+    Progress(ProgressNotificationParams),
+    /// The server cancelled one of its own requests to the client.
+    Cancelled(CancelledNotificationParams),
+    /// A URL-mode elicitation finished out of band (2025-11-25).
+    ElicitationComplete(ElicitationCompleteNotificationParams),
+    /// A task changed status.
+    TaskStatus(Value),
+    /// A condition of the transport itself (see `mcp_transport::events`):
+    /// a skipped malformed or oversized message, an error with a null id.
+    Transport(Notification),
+    /// Anything else, as it came.
+    Other(Notification),
+}
+
+impl ServerEvent {
+    /// Types a notification.
+    pub fn from_notification(n: Notification) -> ServerEvent {
+        fn typed<T: DeserializeOwned>(n: &Notification) -> Option<T> {
+            serde_json::from_value(n.params.clone().unwrap_or(Value::Null)).ok()
+        }
+        let event = match n.method.as_str() {
+            methods::NOTIFICATION_TOOLS_LIST_CHANGED => Some(ServerEvent::ToolsListChanged),
+            methods::NOTIFICATION_PROMPTS_LIST_CHANGED => Some(ServerEvent::PromptsListChanged),
+            methods::NOTIFICATION_RESOURCES_LIST_CHANGED => {
+                Some(ServerEvent::ResourcesListChanged)
+            }
+            methods::NOTIFICATION_RESOURCES_UPDATED => n
+                .params
+                .as_ref()
+                .and_then(|p| p.get("uri"))
+                .and_then(Value::as_str)
+                .map(|uri| ServerEvent::ResourceUpdated { uri: uri.to_owned() }),
+            methods::NOTIFICATION_MESSAGE => typed(&n).map(ServerEvent::Log),
+            methods::NOTIFICATION_PROGRESS => typed(&n).map(ServerEvent::Progress),
+            methods::NOTIFICATION_CANCELLED => typed(&n).map(ServerEvent::Cancelled),
+            methods::NOTIFICATION_ELICITATION_COMPLETE => {
+                typed(&n).map(ServerEvent::ElicitationComplete)
+            }
+            methods::NOTIFICATION_TASKS_STATUS => n.params.clone().map(ServerEvent::TaskStatus),
+            m if m.starts_with("$/") => return ServerEvent::Transport(n),
+            _ => None,
+        };
+        event.unwrap_or(ServerEvent::Other(n))
+    }
+
+    /// The subscription (`subscriptions/listen` request) an event came
+    /// through, when it came through one.
+    pub fn subscription_id(n: &Notification) -> Option<RequestId> {
+        n.meta()
+            .and_then(|m| m.get(mcp_protocol::meta::SUBSCRIPTION_ID))
+            .and_then(RequestId::from_value)
+    }
+}
+
+/// A callback for every event, from the first message on.
+pub type EventCallback = dyn Fn(&ServerEvent) + Send + Sync;
+
+/// A stream of [`ServerEvent`]s, from [`crate::Client::events`].
+///
+/// Each stream holds its own bounded queue; a stream that falls behind
+/// skips the oldest events and counts them in [`missed`](Self::missed).
+pub struct EventStream {
+    inner: tokio_stream_shim::BroadcastStream,
+}
+
+impl EventStream {
+    pub(crate) fn new(rx: broadcast::Receiver<ServerEvent>) -> Self {
+        EventStream {
+            inner: tokio_stream_shim::BroadcastStream::new(rx),
+        }
+    }
+
+    /// The next event; `None` once the connection is gone.
+    pub async fn recv(&mut self) -> Option<ServerEvent> {
+        futures::StreamExt::next(self).await
+    }
+
+    /// How many events this stream skipped because it fell behind.
+    pub fn missed(&self) -> u64 {
+        self.inner.missed
+    }
+}
+
+impl Stream for EventStream {
+    type Item = ServerEvent;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerEvent>> {
+        Pin::new(&mut self.inner).poll_next(cx)
+    }
+}
+
+impl std::fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventStream")
+            .field("missed", &self.inner.missed)
+            .finish()
+    }
+}
+
+/// A broadcast receiver as a `Stream`, counting what it skipped.
+mod tokio_stream_shim {
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use futures::Stream;
+    use futures::future::BoxFuture;
+    use tokio::sync::broadcast::{self, error::RecvError};
+
+    use super::ServerEvent;
+
+    type Recv = BoxFuture<'static, (Result<ServerEvent, RecvError>, broadcast::Receiver<ServerEvent>)>;
+
+    pub(super) struct BroadcastStream {
+        fut: Recv,
+        pub(super) missed: u64,
+    }
+
+    fn recv(mut rx: broadcast::Receiver<ServerEvent>) -> Recv {
+        Box::pin(async move {
+            let r = rx.recv().await;
+            (r, rx)
+        })
+    }
+
+    impl BroadcastStream {
+        pub(super) fn new(rx: broadcast::Receiver<ServerEvent>) -> Self {
+            BroadcastStream {
+                fut: recv(rx),
+                missed: 0,
+            }
+        }
+    }
+
+    impl Stream for BroadcastStream {
+        type Item = ServerEvent;
+        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerEvent>> {
+            loop {
+                let (result, rx) = futures::ready!(self.fut.as_mut().poll(cx));
+                self.fut = recv(rx);
+                match result {
+                    Ok(event) => return Poll::Ready(Some(event)),
+                    Err(RecvError::Closed) => return Poll::Ready(None),
+                    Err(RecvError::Lagged(n)) => {
+                        self.missed += n;
+                        tracing::warn!(skipped = n, "an event stream fell behind and skipped events");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Turns the connection's notifications into events, for the callback and
+/// every [`EventStream`]. Ends when the connection does.
+pub(crate) async fn dispatch_events(
+    mut stream: mcp_transport::ListenerStream,
+    callback: Option<std::sync::Arc<EventCallback>>,
+    events: broadcast::Sender<ServerEvent>,
+) {
+    while let Some(notification) = stream.recv().await {
+        let event = ServerEvent::from_notification(notification);
+        if let Some(callback) = &callback {
+            let call = std::panic::AssertUnwindSafe(|| callback(&event));
+            if std::panic::catch_unwind(call).is_err() {
+                tracing::error!("the event callback panicked; it keeps receiving events");
+            }
+        }
+        // No subscriber is fine: events are also optional.
+        let _ = events.send(event);
+    }
+}

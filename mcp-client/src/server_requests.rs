@@ -1,0 +1,117 @@
+//! Answers to the requests legacy servers send the client: `ping` always,
+//! `roots/list` when roots are offered, sampling and elicitation through the
+//! user's handlers, `-32601` for anything undeclared.
+
+use std::sync::{Arc, Weak};
+
+use futures::future::BoxFuture;
+use mcp_protocol::error_codes;
+use mcp_protocol::types::{
+    CreateMessageRequestParams, ElicitRequestParams, ListRootsResult,
+};
+use mcp_protocol::{ErrorObject, Request, methods};
+use mcp_transport::ServerRequestHandler;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::config::Config;
+use crate::elicitation::fill_defaults;
+use crate::handlers::HandlerError;
+use crate::session::Session;
+
+/// The client's [`ServerRequestHandler`]. It holds the session weakly: it
+/// exists before the session does (a server may ask right after
+/// `initialized`), and must not keep it alive.
+pub(crate) struct ServerRequests {
+    pub(crate) config: Arc<Config>,
+    pub(crate) session: std::sync::OnceLock<Weak<Session>>,
+}
+
+fn not_found(method: &str) -> ErrorObject {
+    ErrorObject::new(
+        error_codes::METHOD_NOT_FOUND,
+        format!("the client does not offer {method:?}"),
+    )
+}
+
+fn params<T: DeserializeOwned>(request: &Request) -> Result<T, ErrorObject> {
+    serde_json::from_value(request.params.clone().unwrap_or(Value::Null)).map_err(|e| {
+        ErrorObject::new(
+            error_codes::INVALID_PARAMS,
+            format!("invalid params for {}: {e}", request.method),
+        )
+    })
+}
+
+fn answer<T: Serialize>(result: Result<T, HandlerError>) -> Result<Value, ErrorObject> {
+    match result {
+        Ok(r) => serde_json::to_value(r)
+            .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string())),
+        Err(e) => Err(ErrorObject::new(e.code, e.message)),
+    }
+}
+
+impl ServerRequests {
+    fn unassociated(&self) -> bool {
+        // SEP-2260: sampling and elicitation belong to a client request in
+        // flight; with the option on, others get -32602.
+        self.config.reject_unassociated_server_requests
+            && !self
+                .session
+                .get()
+                .and_then(Weak::upgrade)
+                .is_some_and(|s| s.has_requests_in_flight())
+    }
+}
+
+impl ServerRequestHandler for ServerRequests {
+    fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        let handlers = self.config.handlers.clone();
+        let deadline = self.config.handler_timeout;
+        let unassociated = self.unassociated();
+        let method = request.method.clone();
+        let work: BoxFuture<'static, Result<Value, ErrorObject>> = match method.as_str() {
+            methods::PING => Box::pin(async { Ok(json!({})) }),
+            methods::ROOTS_LIST => match handlers.roots() {
+                Some(roots) => Box::pin(async move { answer(Ok(ListRootsResult::new(roots))) }),
+                None => Box::pin(async move { Err(not_found(&method)) }),
+            },
+            methods::SAMPLING_CREATE_MESSAGE | methods::ELICITATION_CREATE if unassociated => {
+                Box::pin(async move {
+                    Err(ErrorObject::new(
+                        error_codes::INVALID_PARAMS,
+                        format!("{method} is only accepted while a client request is in flight"),
+                    ))
+                })
+            }
+            methods::SAMPLING_CREATE_MESSAGE => match handlers.sampling {
+                Some(h) => match params::<CreateMessageRequestParams>(&request) {
+                    Ok(p) => Box::pin(async move { answer(h.create_message(p).await) }),
+                    Err(e) => Box::pin(async move { Err(e) }),
+                },
+                None => Box::pin(async move { Err(not_found(&method)) }),
+            },
+            methods::ELICITATION_CREATE => match handlers.elicitation {
+                Some(h) => match params::<ElicitRequestParams>(&request) {
+                    Ok(p) => Box::pin(async move {
+                        let result = h.elicit(p.clone()).await.map(|r| fill_defaults(&p, r));
+                        answer(result)
+                    }),
+                    Err(e) => Box::pin(async move { Err(e) }),
+                },
+                None => Box::pin(async move { Err(not_found(&method)) }),
+            },
+            _ => Box::pin(async move { Err(not_found(&method)) }),
+        };
+        Box::pin(async move {
+            match tokio::time::timeout(deadline, work).await {
+                Ok(r) => r,
+                Err(_) => Err(ErrorObject::new(
+                    error_codes::INTERNAL_ERROR,
+                    format!("the client's handler did not answer within {deadline:?}"),
+                )),
+            }
+        })
+    }
+}

@@ -1,0 +1,277 @@
+//! One connection's state and the one place requests are made: the era's
+//! envelope, gating, timeouts, progress, and the `-32022` retry.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+
+use mcp_protocol::error_codes;
+use mcp_protocol::meta::{self, RequestMetaBuilder};
+use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams};
+use mcp_protocol::{Era, ProtocolVersion, Request, RequestId, methods};
+use mcp_transport::{Listener, RequestOptions, Transport, TransportError};
+use serde_json::{Map, Value};
+use tokio::sync::broadcast;
+
+use crate::config::Config;
+use crate::error::{ClientError, ErrorKind, Result};
+use crate::events::ServerEvent;
+use crate::gating;
+use crate::options::CallOptions;
+use crate::verdict::Verdict;
+
+/// Request ids: the client owns them, one counter per client.
+#[derive(Debug, Default)]
+pub(crate) struct Ids(AtomicI64);
+
+impl Ids {
+    pub(crate) fn next(&self) -> RequestId {
+        RequestId::Number(self.0.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+}
+
+/// Puts the era's `_meta` on a request's params.
+///
+/// Modern: protocol version, client capabilities, client info, log level.
+/// Legacy: none of those. Both: the progress token and the caller's extras
+/// (which never override the protocol's keys).
+pub(crate) fn envelope(
+    config: &Config,
+    version: &ProtocolVersion,
+    params: Option<Value>,
+    extra: &Map<String, Value>,
+    progress_token: Option<RequestId>,
+    log_level: Option<&LoggingLevel>,
+) -> Option<Value> {
+    let mut builder = match version.era() {
+        Era::Modern => {
+            let mut b = RequestMetaBuilder::modern(
+                version,
+                &config.capabilities(version),
+                &config.client_info,
+            );
+            if let Some(level) = log_level {
+                b = b.log_level(level);
+            }
+            b
+        }
+        Era::Legacy => RequestMetaBuilder::new(),
+    };
+    if let Some(token) = progress_token {
+        builder = builder.progress_token(token);
+    }
+    let meta = builder.merge_missing(extra).build();
+    if meta.is_empty() {
+        return params;
+    }
+    meta::with_meta(params, meta)
+}
+
+/// The live state of a connected client.
+pub(crate) struct Session {
+    pub(crate) config: Arc<Config>,
+    pub(crate) transport: Arc<dyn Transport>,
+    pub(crate) ids: Arc<Ids>,
+    verdict: RwLock<Verdict>,
+    log_level: RwLock<Option<LoggingLevel>>,
+    in_flight: AtomicUsize,
+    pub(crate) late_discover: Arc<AtomicBool>,
+    pub(crate) events: broadcast::Sender<ServerEvent>,
+}
+
+impl Session {
+    pub(crate) fn new(
+        config: Arc<Config>,
+        transport: Arc<dyn Transport>,
+        ids: Arc<Ids>,
+        verdict: Verdict,
+        late_discover: Arc<AtomicBool>,
+        events: broadcast::Sender<ServerEvent>,
+    ) -> Self {
+        let log_level = config.log_level.clone();
+        Session {
+            config,
+            transport,
+            ids,
+            verdict: RwLock::new(verdict),
+            log_level: RwLock::new(log_level),
+            in_flight: AtomicUsize::new(0),
+            late_discover,
+            events,
+        }
+    }
+
+    pub(crate) fn verdict(&self) -> Verdict {
+        let mut v = self.verdict.read().unwrap_or_else(|p| p.into_inner()).clone();
+        v.late_discover_answer |= self.late_discover.load(Ordering::Relaxed);
+        v
+    }
+
+    pub(crate) fn update_verdict(&self, f: impl FnOnce(&mut Verdict)) {
+        f(&mut self.verdict.write().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    pub(crate) fn version(&self) -> ProtocolVersion {
+        self.verdict
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .version
+            .clone()
+    }
+
+    pub(crate) fn set_log_level(&self, level: Option<LoggingLevel>) {
+        *self.log_level.write().unwrap_or_else(|p| p.into_inner()) = level;
+    }
+
+    /// Whether any client request is waiting for its answer.
+    pub(crate) fn has_requests_in_flight(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) > 0
+    }
+
+    pub(crate) fn server_name(&self) -> Option<String> {
+        self.config.name.clone().or_else(|| {
+            self.verdict
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .server_info
+                .as_ref()
+                .map(|i| i.name.clone())
+        })
+    }
+
+    fn fail(&self, method: &str, e: impl Into<ClientError>) -> ClientError {
+        e.into()
+            .with_method(method)
+            .with_server(self.server_name().as_deref())
+    }
+
+    /// Checks that `method` may be sent now: by revision, and by the
+    /// server's capabilities unless that check is off.
+    pub(crate) fn gate(&self, method: &str) -> Result<()> {
+        let verdict = self.verdict.read().unwrap_or_else(|p| p.into_inner());
+        gating::check_revision(method, &verdict.version).map_err(|k| self.fail(method, k))?;
+        if self.config.enforce_server_capabilities {
+            gating::check_capability(method, &verdict.version, &verdict.capabilities)
+                .map_err(|k| self.fail(method, k))?;
+        }
+        Ok(())
+    }
+
+    /// Sends one request in the era's envelope and waits for its result
+    /// (normalized). A modern `-32022` is retried once with a revision
+    /// from the server's list that both sides know.
+    pub(crate) async fn send(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Value> {
+        let _in_flight = InFlight::enter(&self.in_flight);
+        let mut version = self.version();
+        let mut retried = false;
+        loop {
+            let id = self.ids.next();
+            let token = options.wants_progress().then(|| id.clone());
+            let level = self.log_level.read().unwrap_or_else(|p| p.into_inner()).clone();
+            let params = envelope(
+                &self.config,
+                &version,
+                params.clone(),
+                &options.meta,
+                token,
+                level.as_ref(),
+            );
+            let request = Request::new(id, method, params);
+            let span = tracing::debug_span!("mcp.request", method, id = %request.id);
+            let outcome = tracing::Instrument::instrument(
+                self.transport.request(request, self.transport_options(method, options)),
+                span,
+            )
+            .await;
+            match outcome {
+                Err(TransportError::Rpc { code, data, .. })
+                    if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION
+                        && version.era() == Era::Modern
+                        && !retried =>
+                {
+                    let supported = supported_versions(data.as_ref());
+                    match self.config.best_shared(Era::Modern, &supported) {
+                        Some(v) if v != version => {
+                            tracing::info!(from = %version, to = %v, "the server rejected the protocol revision; retrying with one it supports");
+                            self.update_verdict(|verdict| verdict.version = v.clone());
+                            version = v;
+                            retried = true;
+                        }
+                        _ => {
+                            return Err(self.fail(
+                                method,
+                                ErrorKind::Negotiation {
+                                    client: self.config.offered(Era::Modern),
+                                    server: supported,
+                                },
+                            ));
+                        }
+                    }
+                }
+                other => return other.map_err(|e| self.fail(method, e)),
+            }
+        }
+    }
+
+    fn transport_options(&self, method: &str, options: &CallOptions) -> RequestOptions {
+        let timeout = options.timeout.unwrap_or(self.config.request_timeout);
+        let max_total = options
+            .max_total
+            .unwrap_or(self.config.max_total_timeout)
+            .max(timeout);
+        let mut o = RequestOptions::new().timeout(timeout).max_total(max_total);
+        o.reset_on_progress = options.reset_on_progress;
+        if method == methods::INITIALIZE {
+            o = o.no_wire_cancel();
+        }
+        if let Some(token) = &options.cancellation {
+            o = o.cancellation(token.clone());
+        }
+        if let Some(callback) = options.on_progress.clone() {
+            o = o.listener(Listener::from_fn(64, move |n| {
+                if n.method != methods::NOTIFICATION_PROGRESS {
+                    return;
+                }
+                match serde_json::from_value::<ProgressNotificationParams>(
+                    n.params.unwrap_or(Value::Null),
+                ) {
+                    Ok(p) => callback(p),
+                    Err(e) => tracing::debug!(error = %e, "skipped a malformed progress notification"),
+                }
+            }));
+        }
+        o
+    }
+}
+
+/// Reads `data.supported` of a `-32022` error.
+pub(crate) fn supported_versions(data: Option<&Value>) -> Vec<ProtocolVersion> {
+    data.and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(ProtocolVersion::new)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn enter(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, Ordering::Relaxed);
+        InFlight(counter)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
