@@ -10,6 +10,7 @@ use mcp_transport::{ConnectionHandlers, Connector, Listener, Transport, Transpor
 use tokio::sync::broadcast;
 
 use crate::client::Client;
+use crate::cache::Cache;
 use crate::config::{Config, EraMode};
 use crate::connect::Connecting;
 use crate::error::{ClientError, Result};
@@ -71,6 +72,9 @@ impl ClientBuilder {
                 max_list_pages: 64,
                 max_rounds: 10,
                 tasks: false,
+                cache_capacity: 512,
+                legacy_cache_max_age: Duration::from_secs(300),
+                cache_partition: None,
                 handlers: Handlers::default(),
                 event_callback: None,
                 name: None,
@@ -184,6 +188,26 @@ impl ClientBuilder {
         self
     }
 
+    /// How many answers the cache keeps (default 512; 0 turns caching off).
+    pub fn cache_capacity(mut self, entries: usize) -> Self {
+        self.config.cache_capacity = entries;
+        self
+    }
+
+    /// How long a legacy list answer is kept when the server advertised
+    /// `listChanged` for it (default 5 minutes; legacy results carry no TTL).
+    pub fn legacy_cache_max_age(mut self, age: Duration) -> Self {
+        self.config.legacy_cache_max_age = age;
+        self
+    }
+
+    /// The auth context this client's `private` cache entries belong to
+    /// (an account or token identity).
+    pub fn cache_partition(mut self, partition: impl Into<String>) -> Self {
+        self.config.cache_partition = Some(partition.into());
+        self
+    }
+
     /// Answers elicitation (declares the `elicitation` capability).
     pub fn elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
         self.config.handlers.elicitation = Some(handler);
@@ -247,16 +271,23 @@ impl ClientBuilder {
         let config = Arc::new(self.config);
         let (listener, stream) = Listener::named_channel("client events", 4096);
         let (events, _) = broadcast::channel(1024);
+        let cache = Arc::new(Cache::new(
+            config.cache_capacity,
+            config.legacy_cache_max_age,
+            config.cache_partition.clone(),
+        ));
         tokio::spawn(dispatch_events(
             stream,
             config.event_callback.clone(),
             events.clone(),
+            cache.clone(),
         ));
         let server_requests = Arc::new(ServerRequests {
             config: config.clone(),
             session: OnceLock::new(),
         });
-        let handlers = ConnectionHandlers::new(listener).with_server_requests(server_requests.clone());
+        let handlers = ConnectionHandlers::new(listener.clone())
+            .with_server_requests(server_requests.clone());
         let ids = Arc::new(Ids::default());
         let late_discover = Arc::new(AtomicBool::new(false));
         let established = Connecting {
@@ -282,6 +313,8 @@ impl ClientBuilder {
             established.verdict,
             late_discover,
             events,
+            cache,
+            listener,
         ));
         let _ = server_requests.session.set(Arc::downgrade(&session));
         let client = Client::new(session, connector);

@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::builder::ClientBuilder;
+use crate::cache::{Group, Key, Lookup};
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::EventStream;
 use crate::options::CallOptions;
@@ -148,28 +149,94 @@ impl Client {
         options: &CallOptions,
     ) -> Result<Value> {
         self.session.gate(method)?;
+        let Some(group) = Group::of(method) else {
+            return self.fetch_value(method, params, options).await.map(|(v, _)| v);
+        };
+        let cache = &self.session.cache;
+        let key = Key::of(method, &params);
+        if !options.bypass_cache {
+            if let Lookup::Fresh(v) = cache.lookup(&key) {
+                tracing::debug!(method, "served from the cache");
+                return Ok(v);
+            }
+        }
+        let generation = cache.generation(group);
+        let had_cursor = params.get("cursor").is_some();
+        match self.fetch_value(method, params, options).await {
+            Ok((value, rounds)) => {
+                if rounds == 1 {
+                    let verdict = self.session.verdict();
+                    let listed = lists_changes(&verdict.capabilities, group);
+                    cache.store(key, group, generation, &value, verdict.era, listed);
+                }
+                Ok(value)
+            }
+            Err(e) => {
+                if had_cursor && e.code() == Some(mcp_protocol::error_codes::INVALID_PARAMS) {
+                    cache.invalidate_method(method);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Like [`request_with`](Self::request_with), for the cacheable methods
+    /// (`server/discover`, the lists, `resources/read`), saying where the
+    /// answer came from; when the server cannot be reached and a stale
+    /// cached answer exists, that answer is served and marked so.
+    pub async fn fetch<M: RequestMethod>(
+        &self,
+        params: M::Params,
+        options: &CallOptions,
+    ) -> Result<Fetched<M::Result>> {
+        let params = to_params(M::METHOD, &params)?;
+        let key = Key::of(M::METHOD, &params);
+        if !options.bypass_cache {
+            if let Lookup::Fresh(v) = self.session.cache.lookup(&key) {
+                return Ok(Fetched {
+                    value: parse(M::METHOD, v)?,
+                    source: Source::Cache,
+                });
+            }
+        }
+        match self.call_value(M::METHOD, params, options).await {
+            Ok(v) => Ok(Fetched {
+                value: parse(M::METHOD, v)?,
+                source: Source::Server,
+            }),
+            Err(error) => match self.session.cache.lookup(&key) {
+                Lookup::Fresh(v) | Lookup::Stale(v) if is_unreachable(&error) => Ok(Fetched {
+                    value: parse(M::METHOD, v)?,
+                    source: Source::StaleCache(error),
+                }),
+                _ => Err(error),
+            },
+        }
+    }
+
+    /// One call, all its rounds; the result and how many rounds it took.
+    async fn fetch_value(
+        &self,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<(Value, u32)> {
         let may_require_input = matches!(
             method,
             methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
         );
         if may_require_input {
-            self.session
-                .send_rounds(method, params, options)
-                .await
-                .map(|(v, _)| v)
-        } else {
-            let value = self.session.send(method, Some(params), options).await?;
-            match mcp_protocol::result::classify_result(
-                value,
-                &self.session.registered_result_types(),
-            ) {
-                Ok(mcp_protocol::result::ClassifiedResult::Complete(v)) => Ok(v),
-                Ok(_) => Err(ClientError::invalid(
-                    "only tools/call, prompts/get and resources/read may ask for input",
-                )
-                .with_method(method)),
-                Err(e) => Err(ClientError::invalid(e.to_string()).with_method(method)),
-            }
+            return self.session.send_rounds(method, params, options).await;
+        }
+        let value = self.session.send(method, Some(params), options).await?;
+        match mcp_protocol::result::classify_result(value, &self.session.registered_result_types())
+        {
+            Ok(mcp_protocol::result::ClassifiedResult::Complete(v)) => Ok((v, 1)),
+            Ok(_) => Err(ClientError::invalid(
+                "only tools/call, prompts/get and resources/read may ask for input",
+            )
+            .with_method(method)),
+            Err(e) => Err(ClientError::invalid(e.to_string()).with_method(method)),
         }
     }
 
@@ -249,6 +316,44 @@ pub(crate) fn parse<T: DeserializeOwned>(method: &str, value: Value) -> Result<T
         })
         .with_method(method)
     })
+}
+
+/// An answer and where it came from; see [`Client::fetch`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Fetched<T> {
+    /// The answer.
+    pub value: T,
+    /// Where it came from.
+    pub source: Source,
+}
+
+/// Where an answer came from.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Source {
+    /// The server, just now.
+    Server,
+    /// The cache, still fresh.
+    Cache,
+    /// The cache, stale: the server could not be asked, for this reason.
+    StaleCache(ClientError),
+}
+
+/// Whether an error means the server could not be asked (as opposed to an
+/// answer it gave).
+fn is_unreachable(error: &ClientError) -> bool {
+    matches!(error.kind(), ErrorKind::Transport(_))
+}
+
+/// Whether a legacy server promised to announce changes to this list.
+fn lists_changes(caps: &ServerCapabilities, group: Group) -> bool {
+    match group {
+        Group::Tools => caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true),
+        Group::Prompts => caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true),
+        Group::Resources => caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true),
+        Group::Discover | Group::Resource => false,
+    }
 }
 
 impl std::fmt::Debug for Client {

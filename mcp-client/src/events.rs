@@ -15,6 +15,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::cache::{Cache, Group};
+
 /// Something the server sent that was not an answer.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -190,9 +192,17 @@ pub(crate) async fn dispatch_events(
     mut stream: mcp_transport::ListenerStream,
     callback: Option<std::sync::Arc<EventCallback>>,
     events: broadcast::Sender<ServerEvent>,
+    cache: std::sync::Arc<Cache>,
 ) {
     while let Some(notification) = stream.recv().await {
         let event = ServerEvent::from_notification(notification);
+        match &event {
+            ServerEvent::ToolsListChanged => cache.invalidate(Group::Tools, None),
+            ServerEvent::PromptsListChanged => cache.invalidate(Group::Prompts, None),
+            ServerEvent::ResourcesListChanged => cache.invalidate(Group::Resources, None),
+            ServerEvent::ResourceUpdated { uri } => cache.invalidate(Group::Resource, Some(uri)),
+            _ => {}
+        }
         if let Some(callback) = &callback {
             let call = std::panic::AssertUnwindSafe(|| callback(&event));
             if std::panic::catch_unwind(call).is_err() {

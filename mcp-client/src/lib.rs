@@ -32,6 +32,7 @@
 
 mod api;
 mod builder;
+mod cache;
 mod client;
 mod config;
 mod connect;
@@ -44,14 +45,16 @@ pub mod mrtr;
 mod options;
 mod server_requests;
 mod session;
+pub mod subscriptions;
 mod verdict;
 
 pub use builder::ClientBuilder;
-pub use client::Client;
+pub use client::{Client, Fetched, Source};
 pub use config::EraMode;
 pub use error::{ClientError, ErrorKind, Result};
 pub use events::{EventStream, ServerEvent};
 pub use options::{CallOptions, ProgressCallback};
+pub use subscriptions::{Subscription, Watch};
 pub use verdict::{Reached, Verdict};
 
 pub use mcp_protocol as protocol;

@@ -12,6 +12,7 @@ use mcp_transport::{Listener, RequestOptions, Transport, TransportError};
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
+use crate::cache::Cache;
 use crate::config::Config;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::ServerEvent;
@@ -76,6 +77,9 @@ pub(crate) struct Session {
     in_flight: AtomicUsize,
     pub(crate) late_discover: Arc<AtomicBool>,
     pub(crate) events: broadcast::Sender<ServerEvent>,
+    pub(crate) cache: Arc<Cache>,
+    /// The connection's listener, for streams that feed the same events.
+    pub(crate) listener: Listener,
 }
 
 impl Session {
@@ -86,6 +90,8 @@ impl Session {
         verdict: Verdict,
         late_discover: Arc<AtomicBool>,
         events: broadcast::Sender<ServerEvent>,
+        cache: Arc<Cache>,
+        listener: Listener,
     ) -> Self {
         let log_level = config.log_level.clone();
         Session {
@@ -97,6 +103,8 @@ impl Session {
             in_flight: AtomicUsize::new(0),
             late_discover,
             events,
+            cache,
+            listener,
         }
     }
 
@@ -218,6 +226,15 @@ impl Session {
     }
 
     fn transport_options(&self, method: &str, options: &CallOptions) -> RequestOptions {
+        if method == methods::SUBSCRIPTIONS_LISTEN {
+            // A listen stream lives as long as it is wanted; its
+            // notifications feed the client's events like any others.
+            let mut o = RequestOptions::new().listener(self.listener.clone());
+            if let Some(token) = &options.cancellation {
+                o = o.cancellation(token.clone());
+            }
+            return o;
+        }
         let timeout = options.timeout.unwrap_or(self.config.request_timeout);
         let max_total = options
             .max_total

@@ -1,0 +1,317 @@
+//! The response cache: `server/discover`, the four list methods and
+//! `resources/read`, kept as the spec's caching page says.
+//!
+//! - Modern results carry `ttlMs` and `cacheScope`; an entry is fresh while
+//!   `now < received + ttlMs`, and stale at once for 0 or absent.
+//! - The key is the method plus what changes the answer (the cursor, the
+//!   URI); each page is its own entry. `private` entries are keyed by the
+//!   auth context too, so they are never shared across contexts.
+//! - A list-changed or resource-updated notification drops the matching
+//!   entries at once; one that arrives while a refetch is under way keeps
+//!   that refetch's answer out (a generation counter per group).
+//! - Results that took more than one round are never stored.
+//! - Legacy results carry no TTL: lists are kept only where the server
+//!   advertised `listChanged` for them, and for a bounded age (a server may
+//!   advertise it and never send one).
+//! - Stale entries are kept (within the size bound) so that a failed
+//!   refetch can fall back on them, which the caller can tell.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use mcp_protocol::{Era, methods};
+use serde_json::Value;
+use tokio::time::Instant;
+
+/// Which notification drops an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Group {
+    Discover,
+    Tools,
+    Prompts,
+    Resources,
+    Resource,
+}
+
+impl Group {
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The group of a cacheable method; `None` for the others.
+    pub(crate) fn of(method: &str) -> Option<Group> {
+        Some(match method {
+            methods::SERVER_DISCOVER => Group::Discover,
+            methods::TOOLS_LIST => Group::Tools,
+            methods::PROMPTS_LIST => Group::Prompts,
+            methods::RESOURCES_LIST | methods::RESOURCES_TEMPLATES_LIST => Group::Resources,
+            methods::RESOURCES_READ => Group::Resource,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Key {
+    method: String,
+    /// The cursor of a page, or the URI of a read.
+    param: Option<String>,
+    /// The auth context, for `private` entries only.
+    partition: Option<String>,
+}
+
+impl Key {
+    /// The key of a request: its method and the param that selects the
+    /// answer.
+    pub(crate) fn of(method: &str, params: &Value) -> Key {
+        let field = if method == methods::RESOURCES_READ {
+            "uri"
+        } else {
+            "cursor"
+        };
+        Key {
+            method: method.to_owned(),
+            param: params.get(field).and_then(Value::as_str).map(str::to_owned),
+            partition: None,
+        }
+    }
+}
+
+struct Entry {
+    value: Value,
+    fresh_until: Instant,
+    stored: u64,
+}
+
+/// What a lookup found.
+pub(crate) enum Lookup {
+    Fresh(Value),
+    Stale(Value),
+    Miss,
+}
+
+/// A bounded cache of results. Shared by a client's clones.
+pub(crate) struct Cache {
+    entries: Mutex<HashMap<Key, Entry>>,
+    generations: [AtomicU64; 5],
+    clock: AtomicU64,
+    capacity: usize,
+    legacy_max_age: Duration,
+    partition: Option<String>,
+}
+
+impl Cache {
+    pub(crate) fn new(capacity: usize, legacy_max_age: Duration, partition: Option<String>) -> Self {
+        Cache {
+            entries: Mutex::new(HashMap::new()),
+            generations: Default::default(),
+            clock: AtomicU64::new(0),
+            capacity,
+            legacy_max_age,
+            partition,
+        }
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The generation of a group, read before a fetch and checked by
+    /// [`store`](Self::store).
+    pub(crate) fn generation(&self, group: Group) -> u64 {
+        self.generations[group.index()].load(Ordering::Acquire)
+    }
+
+    fn keys_for(&self, key: &Key) -> [Key; 2] {
+        let private = Key {
+            partition: self.partition.clone(),
+            ..key.clone()
+        };
+        [private, key.clone()]
+    }
+
+    pub(crate) fn lookup(&self, key: &Key) -> Lookup {
+        if self.capacity == 0 {
+            return Lookup::Miss;
+        }
+        let entries = self.entries();
+        let now = Instant::now();
+        for k in self.keys_for(key) {
+            if let Some(e) = entries.get(&k) {
+                return if now < e.fresh_until {
+                    Lookup::Fresh(e.value.clone())
+                } else {
+                    Lookup::Stale(e.value.clone())
+                };
+            }
+        }
+        Lookup::Miss
+    }
+
+    /// Stores a one-round result fetched in `era`, unless the group was
+    /// invalidated since `generation` was read. `listed_changes` says
+    /// whether a legacy server advertised `listChanged` for this list.
+    pub(crate) fn store(
+        &self,
+        key: Key,
+        group: Group,
+        generation: u64,
+        value: &Value,
+        era: Era,
+        listed_changes: bool,
+    ) {
+        if self.capacity == 0 || self.generation(group) != generation {
+            return;
+        }
+        let now = Instant::now();
+        let (ttl, private) = match era {
+            Era::Modern => {
+                let ttl = value
+                    .get("ttlMs")
+                    .and_then(Value::as_u64)
+                    .map(Duration::from_millis)
+                    .unwrap_or_default();
+                let private = value.get("cacheScope").and_then(Value::as_str) != Some("public");
+                (ttl, private)
+            }
+            Era::Legacy => {
+                if !listed_changes || group == Group::Resource || group == Group::Discover {
+                    return;
+                }
+                (self.legacy_max_age, true)
+            }
+        };
+        let key = if private {
+            Key {
+                partition: self.partition.clone(),
+                ..key
+            }
+        } else {
+            key
+        };
+        let stored = self.clock.fetch_add(1, Ordering::Relaxed);
+        let mut entries = self.entries();
+        if entries.len() >= self.capacity && !entries.contains_key(&key) {
+            let oldest = entries
+                .iter()
+                .min_by_key(|(_, e)| e.stored)
+                .map(|(k, _)| k.clone());
+            if let Some(oldest) = oldest {
+                entries.remove(&oldest);
+            }
+        }
+        entries.insert(
+            key,
+            Entry {
+                value: value.clone(),
+                fresh_until: now + ttl,
+                stored,
+            },
+        );
+    }
+
+    /// Drops every entry of a group (a list changed), or, for
+    /// [`Group::Resource`] with a URI, that resource's entry.
+    pub(crate) fn invalidate(&self, group: Group, uri: Option<&str>) {
+        self.generations[group.index()].fetch_add(1, Ordering::AcqRel);
+        let mut entries = self.entries();
+        entries.retain(|k, _| {
+            let in_group = Group::of(&k.method) == Some(group);
+            let matches = match (group, uri) {
+                (Group::Resource, Some(uri)) => k.param.as_deref() == Some(uri),
+                _ => true,
+            };
+            !(in_group && matches)
+        });
+    }
+
+    /// Drops every page of one list method (its cursor was refused).
+    pub(crate) fn invalidate_method(&self, method: &str) {
+        if let Some(group) = Group::of(method) {
+            self.generations[group.index()].fetch_add(1, Ordering::AcqRel);
+        }
+        self.entries().retain(|k, _| k.method != method);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries().len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cache() -> Cache {
+        Cache::new(3, Duration::from_secs(60), Some("alice".into()))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn fresh_then_stale_by_ttl() {
+        let c = cache();
+        let key = Key::of(methods::TOOLS_LIST, &json!({}));
+        let g = c.generation(Group::Tools);
+        let v = json!({"tools": [], "ttlMs": 1000, "cacheScope": "public"});
+        c.store(key.clone(), Group::Tools, g, &v, Era::Modern, false);
+        assert!(matches!(c.lookup(&key), Lookup::Fresh(_)));
+        tokio::time::advance(Duration::from_millis(1001)).await;
+        assert!(matches!(c.lookup(&key), Lookup::Stale(_)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn zero_ttl_is_stale_and_private_is_partitioned() {
+        let c = cache();
+        let key = Key::of(methods::TOOLS_LIST, &json!({}));
+        let v = json!({"tools": [], "ttlMs": 0, "cacheScope": "private"});
+        c.store(key.clone(), Group::Tools, 0, &v, Era::Modern, false);
+        assert!(matches!(c.lookup(&key), Lookup::Stale(_)));
+        let other = Cache::new(3, Duration::from_secs(60), Some("bob".into()));
+        *other.entries() = std::mem::take(&mut *c.entries());
+        assert!(matches!(other.lookup(&key), Lookup::Miss));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn invalidation_during_fetch_keeps_answer_out() {
+        let c = cache();
+        let key = Key::of(methods::TOOLS_LIST, &json!({}));
+        let g = c.generation(Group::Tools);
+        c.invalidate(Group::Tools, None);
+        let v = json!({"tools": [], "ttlMs": 1000});
+        c.store(key.clone(), Group::Tools, g, &v, Era::Modern, false);
+        assert!(matches!(c.lookup(&key), Lookup::Miss));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn legacy_only_with_list_changed_and_bounded() {
+        let c = cache();
+        let v = json!({"tools": []});
+        let key = Key::of(methods::TOOLS_LIST, &json!({}));
+        c.store(key.clone(), Group::Tools, 0, &v, Era::Legacy, false);
+        assert!(matches!(c.lookup(&key), Lookup::Miss));
+        c.store(key.clone(), Group::Tools, 0, &v, Era::Legacy, true);
+        assert!(matches!(c.lookup(&key), Lookup::Fresh(_)));
+        for i in 0..5 {
+            let k = Key::of(methods::TOOLS_LIST, &json!({"cursor": i.to_string()}));
+            c.store(k, Group::Tools, 0, &v, Era::Legacy, true);
+        }
+        assert_eq!(c.len(), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn resource_updated_drops_only_that_uri() {
+        let c = cache();
+        let v = json!({"contents": [], "ttlMs": 1000, "cacheScope": "public"});
+        let a = Key::of(methods::RESOURCES_READ, &json!({"uri": "a"}));
+        let b = Key::of(methods::RESOURCES_READ, &json!({"uri": "b"}));
+        c.store(a.clone(), Group::Resource, 0, &v, Era::Modern, false);
+        c.store(b.clone(), Group::Resource, 0, &v, Era::Modern, false);
+        c.invalidate(Group::Resource, Some("a"));
+        assert!(matches!(c.lookup(&a), Lookup::Miss));
+        assert!(matches!(c.lookup(&b), Lookup::Fresh(_)));
+    }
+}
