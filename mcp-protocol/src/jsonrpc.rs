@@ -144,9 +144,19 @@ pub struct ErrorObject {
     pub code: i64,
     /// A short description from the peer.
     pub message: String,
-    /// Additional information, verbatim; its shape depends on the code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Additional information, verbatim (a `null` is kept as `Some(Null)`);
+    /// its shape depends on the code.
+    #[serde(
+        default,
+        deserialize_with = "present_value",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub data: Option<Value>,
+}
+
+/// Reads a member that is present as `Some`, even when it is `null`.
+fn present_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 impl ErrorObject {

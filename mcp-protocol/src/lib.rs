@@ -6,6 +6,20 @@
 //! test can use it alone. Transports (`mcp-transport-*`) move its messages;
 //! the client (`mcp-client`) gives them meaning.
 //!
+//! - [`jsonrpc`]: the JSON-RPC 2.0 envelope and strict parsing of it.
+//! - [`framing`]: newline-delimited JSON, as stdio frames messages.
+//! - [`version`]: protocol revisions and their eras.
+//! - [`types`]: typed params and results of every method, 2024-11-05 to
+//!   2026-07-28, tolerant of whatever a newer peer adds.
+//! - [`methods`]: method names, and the traits tying each method's params to
+//!   its result.
+//! - [`meta`]: reserved `_meta` keys and a builder for a request's `_meta`.
+//! - [`result`]: normalizing a result's `resultType` and classifying it
+//!   (complete, input required, task).
+//! - [`error_codes`]: JSON-RPC and MCP error codes, with typed `data`.
+//! - [`unknown`]: listing what a parsed message held that this library does
+//!   not know.
+//!
 //! ```
 //! use mcp_protocol::jsonrpc::{Inbound, Message};
 //!
@@ -18,13 +32,24 @@
 //! # Ok::<(), mcp_protocol::jsonrpc::ParseError>(())
 //! ```
 
+#[macro_use]
+mod macros;
+
+pub mod error_codes;
 pub mod framing;
 pub mod jsonrpc;
+pub mod meta;
+pub mod methods;
 pub mod result;
+pub mod types;
+pub mod unknown;
 pub mod version;
 
 pub use jsonrpc::{
     ErrorObject, ErrorResponse, Inbound, Message, Notification, ParseError, Request, RequestId,
     Response,
 };
+pub use methods::{NotificationMethod, RequestMethod};
+pub use result::{ClassifiedResult, ClassifyError, RegisteredResultTypes, classify_result};
+pub use unknown::UnknownFields;
 pub use version::{Era, ProtocolVersion};

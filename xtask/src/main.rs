@@ -1,1 +1,175 @@
-fn main() {}
+//! The workspace's own automation, run as `cargo xtask <task>`.
+//!
+//! - `cargo xtask test`: everything CI checks: formatting, clippy with
+//!   warnings denied, docs without warnings, the dependency rules between
+//!   crates, and every test (unit, integration, doc).
+//! - `cargo xtask deps`: only the dependency rules.
+
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let task = args.first().map(String::as_str).unwrap_or("help");
+    let result = match task {
+        "test" => test(),
+        "deps" => deps(),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <task>\n\ntasks:\n  test   fmt, clippy, docs, dependency rules and every test\n  deps   the dependency rules only"
+            );
+            return if task == "help" || task == "--help" {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            };
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {task}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+/// Runs a command, echoing it, and fails if it fails.
+fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
+    let shown = format!("{program} {}", args.join(" "));
+    eprintln!("\n==> {shown}");
+    let start = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .status()
+        .map_err(|e| format!("could not start `{shown}`: {e}"))?;
+    eprintln!("<== {shown}: {status} in {:.1?}", start.elapsed());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` failed ({status})"))
+    }
+}
+
+fn output(program: &str, args: &[&str]) -> Result<String> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| format!("could not start `{program}`: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`{program} {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn has_nextest() -> bool {
+    Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn test() -> Result {
+    run("cargo", &["fmt", "--all", "--check"], &[])?;
+    run(
+        "cargo",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    deps()?;
+    run(
+        "cargo",
+        &["doc", "--workspace", "--no-deps"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    if has_nextest() {
+        run(
+            "cargo",
+            &["nextest", "run", "--workspace", "--no-fail-fast"],
+            &[],
+        )?;
+    } else {
+        eprintln!("cargo-nextest is not installed; running cargo test instead");
+        run(
+            "cargo",
+            &["test", "--workspace", "--lib", "--bins", "--tests"],
+            &[],
+        )?;
+    }
+    // nextest does not run doctests.
+    run("cargo", &["test", "--workspace", "--doc"], &[])?;
+    Ok(())
+}
+
+/// The layering rules: `mcp-protocol` does no I/O and needs no runtime, and
+/// `mcp-client` depends on no concrete transport.
+fn deps() -> Result {
+    eprintln!("\n==> dependency rules");
+    let tree = output(
+        "cargo",
+        &[
+            "tree",
+            "-p",
+            "mcp-protocol",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ],
+    )?;
+    let forbidden = [
+        "tokio",
+        "mio",
+        "futures-io",
+        "async-std",
+        "hyper",
+        "reqwest",
+    ];
+    for line in tree.lines() {
+        let name = line.split_whitespace().next().unwrap_or_default();
+        if forbidden.contains(&name) {
+            return Err(format!(
+                "mcp-protocol must stay free of I/O and runtimes, but depends on {name}"
+            ));
+        }
+    }
+    let client = output(
+        "cargo",
+        &[
+            "tree",
+            "-p",
+            "mcp-client",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ],
+    )?;
+    for line in client.lines() {
+        let name = line.split_whitespace().next().unwrap_or_default();
+        if name.starts_with("mcp-transport-") {
+            return Err(format!(
+                "mcp-client must not depend on a concrete transport, but depends on {name}"
+            ));
+        }
+    }
+    eprintln!(
+        "<== dependency rules hold: mcp-protocol has no runtime or I/O crate; mcp-client no concrete transport"
+    );
+    Ok(())
+}

@@ -34,6 +34,17 @@ pub trait Cacheable {
 macro_rules! impl_cacheable {
     ($($ty:ty),+ $(,)?) => {
         $(
+            impl $ty {
+                /// The same with caching hints, as a modern complete result
+                /// carries them (`resultType` is set to `complete` too).
+                pub fn with_cache(mut self, ttl_ms: i64, scope: CacheScope) -> Self {
+                    self.ttl_ms = Some(ttl_ms);
+                    self.cache_scope = Some(scope);
+                    self.result_type = Some(super::common::ResultType::Complete);
+                    self
+                }
+            }
+
             impl Cacheable for $ty {
                 fn ttl_ms(&self) -> Option<i64> {
                     self.ttl_ms

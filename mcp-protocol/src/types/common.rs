@@ -76,7 +76,11 @@ impl NotificationParams {
 #[non_exhaustive]
 pub struct EmptyResult {
     /// `resultType`; absent on legacy results.
-    #[serde(rename = "resultType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "resultType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_type: Option<ResultType>,
     /// The result's `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

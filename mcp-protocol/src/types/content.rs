@@ -369,14 +369,13 @@ impl crate::unknown::UnknownFields for ContentBlock {
             ContentBlock::Resource(c) => c.collect_unknown(path, out),
             ContentBlock::ToolUse(c) => c.collect_unknown(path, out),
             ContentBlock::ToolResult(c) => c.collect_unknown(path, out),
-            ContentBlock::Unknown(_) => {
-                out.push(format!("{path} (unknown content type {:?})", self.type_name()))
-            }
+            ContentBlock::Unknown(_) => out.push(format!(
+                "{path} (unknown content type {:?})",
+                self.type_name()
+            )),
         }
     }
 }
-
-use crate::unknown::UnknownFields as _;
 
 unknown_fields! {
     Annotations { audience: "audience" };

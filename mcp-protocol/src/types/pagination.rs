@@ -59,6 +59,22 @@ pub trait Paginated {
 macro_rules! impl_paginated {
     ($($ty:ty => $item:ty, $field:ident;)+) => {
         $(
+            impl $ty {
+                /// A page holding `items`, the last one.
+                pub fn new(items: Vec<$item>) -> Self {
+                    Self {
+                        $field: items,
+                        ..Default::default()
+                    }
+                }
+
+                /// The same with a next page.
+                pub fn with_next_cursor(mut self, cursor: impl Into<Cursor>) -> Self {
+                    self.next_cursor = Some(cursor.into());
+                    self
+                }
+            }
+
             impl Paginated for $ty {
                 type Item = $item;
                 fn next_cursor(&self) -> Option<&str> {

@@ -85,7 +85,7 @@ impl Prompt {
 }
 
 /// Result of `prompts/list`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListPromptsResult {

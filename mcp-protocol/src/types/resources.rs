@@ -221,7 +221,7 @@ impl crate::unknown::UnknownFields for ResourceContents {
 }
 
 /// Result of `resources/list`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListResourcesResult {
@@ -248,7 +248,7 @@ pub struct ListResourcesResult {
 }
 
 /// Result of `resources/templates/list`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListResourceTemplatesResult {
@@ -309,7 +309,7 @@ impl ReadResourceRequestParams {
 }
 
 /// Result of `resources/read`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ReadResourceResult {
@@ -330,6 +330,16 @@ pub struct ReadResourceResult {
     /// Members this library does not know, kept for the round trip.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+impl ReadResourceResult {
+    /// A result with `contents`.
+    pub fn new(contents: Vec<ResourceContents>) -> Self {
+        ReadResourceResult {
+            contents,
+            ..Default::default()
+        }
+    }
 }
 
 /// Params of `resources/subscribe` and `resources/unsubscribe` (legacy).

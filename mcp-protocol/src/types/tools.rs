@@ -60,6 +60,16 @@ pub struct ToolExecution {
     pub extra: JsonObject,
 }
 
+impl ToolExecution {
+    /// Execution settings with a task support level.
+    pub fn new(task_support: TaskSupport) -> Self {
+        ToolExecution {
+            task_support: Some(task_support),
+            extra: JsonObject::new(),
+        }
+    }
+}
+
 /// A tool the server offers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -120,7 +130,7 @@ impl Tool {
 }
 
 /// Result of `tools/list`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListToolsResult {
