@@ -8,8 +8,9 @@ use mcp_protocol::methods::{
 use mcp_protocol::types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceTemplate, SubscribeRequestParams, Tool,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
+    SubscribeRequestParams, Tool,
 };
 use serde_json::Value;
 
@@ -17,6 +18,7 @@ use crate::client::{Client, parse, to_params};
 use crate::error::{ClientError, Result};
 use crate::mrtr::Outcome;
 use crate::options::CallOptions;
+use crate::tool_schemas::drop_invalid_tools;
 
 fn page(cursor: Option<String>) -> PaginatedRequestParams {
     match cursor {
@@ -27,15 +29,34 @@ fn page(cursor: Option<String>) -> PaginatedRequestParams {
 
 impl Client {
     /// One page of `tools/list`.
+    ///
+    /// Tools whose `x-mcp-header` annotations are invalid are left out,
+    /// with a warning, as the spec asks.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult> {
-        self.request::<ListTools>(page(cursor)).await
+        self.list_tools_with(cursor, &CallOptions::new()).await
+    }
+
+    /// [`list_tools`](Self::list_tools) with per-call options.
+    pub async fn list_tools_with(
+        &self,
+        cursor: Option<String>,
+        options: &CallOptions,
+    ) -> Result<ListToolsResult> {
+        let mut result = self
+            .request_with::<ListTools>(page(cursor), options)
+            .await?;
+        drop_invalid_tools(&mut result.tools);
+        self.session.output_schemas.learn(&result.tools);
+        Ok(result)
     }
 
     /// Every tool, following `nextCursor` up to the page cap.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>> {
-        self.paginate(m::TOOLS_LIST, |c| self.list_tools(c), |r: ListToolsResult| {
-            (r.tools, r.next_cursor)
-        })
+        self.paginate(
+            m::TOOLS_LIST,
+            |c| self.list_tools(c),
+            |r: ListToolsResult| (r.tools, r.next_cursor),
+        )
         .await
     }
 
@@ -56,7 +77,15 @@ impl Client {
         params: CallToolRequestParams,
         options: &CallOptions,
     ) -> Result<CallToolResult> {
-        self.request_with::<CallTool>(params, options).await
+        let name = params.name.clone();
+        let result = self.request_with::<CallTool>(params, options).await?;
+        if self.session.config.validate_structured_output {
+            self.session
+                .output_schemas
+                .check(&name, &result)
+                .map_err(|detail| ClientError::invalid(detail).with_method(m::TOOLS_CALL))?;
+        }
+        Ok(result)
     }
 
     /// One round of `tools/call` in manual mode: an `input_required`
@@ -139,9 +168,11 @@ impl Client {
 
     /// Every prompt, following `nextCursor` up to the page cap.
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>> {
-        self.paginate(m::PROMPTS_LIST, |c| self.list_prompts(c), |r: ListPromptsResult| {
-            (r.prompts, r.next_cursor)
-        })
+        self.paginate(
+            m::PROMPTS_LIST,
+            |c| self.list_prompts(c),
+            |r: ListPromptsResult| (r.prompts, r.next_cursor),
+        )
         .await
     }
 
@@ -151,7 +182,8 @@ impl Client {
         name: &str,
         arguments: impl IntoIterator<Item = (String, String)>,
     ) -> Result<GetPromptResult> {
-        let params = GetPromptRequestParams::new(name).with_arguments(arguments.into_iter().collect());
+        let params =
+            GetPromptRequestParams::new(name).with_arguments(arguments.into_iter().collect());
         self.request::<GetPrompt>(params).await
     }
 

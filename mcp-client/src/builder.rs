@@ -9,15 +9,15 @@ use mcp_protocol::types::{Implementation, LoggingLevel, Root};
 use mcp_transport::{ConnectionHandlers, Connector, Listener, Transport, TransportError};
 use tokio::sync::broadcast;
 
-use crate::client::Client;
 use crate::cache::Cache;
+use crate::client::Client;
 use crate::config::{Config, EraMode};
 use crate::connect::Connecting;
 use crate::error::{ClientError, Result};
 use crate::events::{ServerEvent, dispatch_events};
 use crate::handlers::{ElicitationHandler, Handlers, SamplingHandler};
 use crate::server_requests::ServerRequests;
-use crate::session::{Ids, Session};
+use crate::session::{Ids, Prelude, Session};
 use crate::verdict::Verdict;
 
 /// Builds a [`Client`] and connects it.
@@ -72,6 +72,7 @@ impl ClientBuilder {
                 max_list_pages: 64,
                 max_rounds: 10,
                 tasks: false,
+                validate_structured_output: true,
                 cache_capacity: 512,
                 legacy_cache_max_age: Duration::from_secs(300),
                 cache_partition: None,
@@ -109,7 +110,10 @@ impl ClientBuilder {
     }
 
     /// The protocol revisions the client offers (default: all it knows).
-    pub fn protocol_versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
+    pub fn protocol_versions(
+        mut self,
+        versions: impl IntoIterator<Item = ProtocolVersion>,
+    ) -> Self {
         let mut versions: Vec<ProtocolVersion> = versions.into_iter().collect();
         versions.sort();
         versions.dedup();
@@ -185,6 +189,14 @@ impl ClientBuilder {
     /// as tasks (default off).
     pub fn tasks(mut self, on: bool) -> Self {
         self.config.tasks = on;
+        self
+    }
+
+    /// Whether a tool result's `structuredContent` is checked against the
+    /// tool's `outputSchema` (default on; results with `isError` are never
+    /// checked, and a schema that cannot be compiled is skipped).
+    pub fn validate_structured_output(mut self, on: bool) -> Self {
+        self.config.validate_structured_output = on;
         self
     }
 
@@ -286,8 +298,8 @@ impl ClientBuilder {
             config: config.clone(),
             session: OnceLock::new(),
         });
-        let handlers = ConnectionHandlers::new(listener.clone())
-            .with_server_requests(server_requests.clone());
+        let handlers =
+            ConnectionHandlers::new(listener.clone()).with_server_requests(server_requests.clone());
         let ids = Arc::new(Ids::default());
         let late_discover = Arc::new(AtomicBool::new(false));
         let established = Connecting {
@@ -306,15 +318,18 @@ impl ClientBuilder {
             reached = ?established.verdict.reached,
             "connected"
         );
-        let session = Arc::new(Session::new(
+        let prelude = Prelude {
             config,
-            established.transport,
             ids,
-            established.verdict,
             late_discover,
             events,
             cache,
             listener,
+        };
+        let session = Arc::new(Session::new(
+            prelude,
+            established.transport,
+            established.verdict,
         ));
         let _ = server_requests.session.set(Arc::downgrade(&session));
         let client = Client::new(session, connector);

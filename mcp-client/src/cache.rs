@@ -36,7 +36,6 @@ pub(crate) enum Group {
 }
 
 impl Group {
-
     fn index(self) -> usize {
         self as usize
     }
@@ -104,7 +103,11 @@ pub(crate) struct Cache {
 }
 
 impl Cache {
-    pub(crate) fn new(capacity: usize, legacy_max_age: Duration, partition: Option<String>) -> Self {
+    pub(crate) fn new(
+        capacity: usize,
+        legacy_max_age: Duration,
+        partition: Option<String>,
+    ) -> Self {
         Cache {
             entries: Mutex::new(HashMap::new()),
             generations: Default::default(),

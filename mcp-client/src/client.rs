@@ -3,9 +3,7 @@
 use std::sync::Arc;
 
 use mcp_protocol::methods::RequestMethod;
-use mcp_protocol::types::{
-    DiscoverResult, Implementation, LoggingLevel, Root, ServerCapabilities,
-};
+use mcp_protocol::types::{DiscoverResult, Implementation, LoggingLevel, Root, ServerCapabilities};
 use mcp_protocol::{Era, Notification, ProtocolVersion, methods};
 use mcp_transport::Connector;
 use serde::Serialize;
@@ -150,15 +148,18 @@ impl Client {
     ) -> Result<Value> {
         self.session.gate(method)?;
         let Some(group) = Group::of(method) else {
-            return self.fetch_value(method, params, options).await.map(|(v, _)| v);
+            return self
+                .fetch_value(method, params, options)
+                .await
+                .map(|(v, _)| v);
         };
         let cache = &self.session.cache;
         let key = Key::of(method, &params);
-        if !options.bypass_cache {
-            if let Lookup::Fresh(v) = cache.lookup(&key) {
-                tracing::debug!(method, "served from the cache");
-                return Ok(v);
-            }
+        if !options.bypass_cache
+            && let Lookup::Fresh(v) = cache.lookup(&key)
+        {
+            tracing::debug!(method, "served from the cache");
+            return Ok(v);
         }
         let generation = cache.generation(group);
         let had_cursor = params.get("cursor").is_some();
@@ -191,13 +192,13 @@ impl Client {
     ) -> Result<Fetched<M::Result>> {
         let params = to_params(M::METHOD, &params)?;
         let key = Key::of(M::METHOD, &params);
-        if !options.bypass_cache {
-            if let Lookup::Fresh(v) = self.session.cache.lookup(&key) {
-                return Ok(Fetched {
-                    value: parse(M::METHOD, v)?,
-                    source: Source::Cache,
-                });
-            }
+        if !options.bypass_cache
+            && let Lookup::Fresh(v) = self.session.cache.lookup(&key)
+        {
+            return Ok(Fetched {
+                value: parse(M::METHOD, v)?,
+                source: Source::Cache,
+            });
         }
         match self.call_value(M::METHOD, params, options).await {
             Ok(v) => Ok(Fetched {
@@ -275,10 +276,10 @@ impl Client {
         if self.era() != Era::Legacy {
             return;
         }
-        if let Some(level) = self.session.config.log_level.clone() {
-            if let Err(e) = self.set_log_level(level).await {
-                tracing::warn!(error = %e, "could not set the server's log level");
-            }
+        if let Some(level) = self.session.config.log_level.clone()
+            && let Err(e) = self.set_log_level(level).await
+        {
+            tracing::warn!(error = %e, "could not set the server's log level");
         }
     }
 

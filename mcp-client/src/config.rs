@@ -43,6 +43,7 @@ pub(crate) struct Config {
     pub(crate) max_list_pages: usize,
     pub(crate) max_rounds: u32,
     pub(crate) tasks: bool,
+    pub(crate) validate_structured_output: bool,
     pub(crate) cache_capacity: usize,
     pub(crate) legacy_cache_max_age: Duration,
     pub(crate) cache_partition: Option<String>,

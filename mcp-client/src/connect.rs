@@ -63,7 +63,9 @@ impl Connecting<'_> {
         if let Some(saved) = saved {
             match self.resume(saved).await {
                 Ok(e) => return Ok(e),
-                Err(e) => tracing::info!(error = %e, "a saved verdict no longer holds; probing again"),
+                Err(e) => {
+                    tracing::info!(error = %e, "a saved verdict no longer holds; probing again")
+                }
             }
         }
         match self.config.mode {
@@ -141,12 +143,11 @@ impl Connecting<'_> {
                 _ = tokio::time::sleep(self.config.probe_timeout) => {
                     let late = self.late_discover.clone();
                     tokio::spawn(async move {
-                        if let Ok(Ok(v)) = answer.await {
-                            if serde_json::from_value::<DiscoverResult>(v).is_ok() {
+                        if let Ok(Ok(v)) = answer.await
+                            && serde_json::from_value::<DiscoverResult>(v).is_ok() {
                                 tracing::info!("a server/discover answer arrived after the probe timed out; the connection stays legacy");
                                 late.store(true, Ordering::Relaxed);
                             }
-                        }
                     });
                     return Ok(Probe::Legacy(Reached::LegacyAfterSilence));
                 }
@@ -415,7 +416,10 @@ impl Connecting<'_> {
     async fn resume(&self, saved: Verdict) -> Result<Established> {
         let transport = self.open().await?;
         let outcome = match saved.era {
-            Era::Legacy => self.legacy(transport.clone(), Reached::Saved, None, false).await,
+            Era::Legacy => {
+                self.legacy(transport.clone(), Reached::Saved, None, false)
+                    .await
+            }
             Era::Modern => {
                 self.modern(transport.clone(), saved.version.clone(), Reached::Saved)
                     .await

@@ -4,7 +4,10 @@ use mcp_protocol::types::{ElicitAction, ElicitRequestParams, ElicitResult};
 
 /// On `accept` of a form, fills each field the handler left out with the
 /// default its schema gives, as the spec asks of clients.
-pub(crate) fn fill_defaults(params: &ElicitRequestParams, mut result: ElicitResult) -> ElicitResult {
+pub(crate) fn fill_defaults(
+    params: &ElicitRequestParams,
+    mut result: ElicitResult,
+) -> ElicitResult {
     let ElicitRequestParams::Form(form) = params else {
         return result;
     };

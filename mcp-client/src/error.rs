@@ -142,7 +142,10 @@ impl ClientError {
 
     /// Whether the call ran out of time.
     pub fn is_timeout(&self) -> bool {
-        matches!(self.kind, ErrorKind::Transport(TransportError::Timeout { .. }))
+        matches!(
+            self.kind,
+            ErrorKind::Transport(TransportError::Timeout { .. })
+        )
     }
 }
 

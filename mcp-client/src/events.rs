@@ -58,15 +58,15 @@ impl ServerEvent {
         let event = match n.method.as_str() {
             methods::NOTIFICATION_TOOLS_LIST_CHANGED => Some(ServerEvent::ToolsListChanged),
             methods::NOTIFICATION_PROMPTS_LIST_CHANGED => Some(ServerEvent::PromptsListChanged),
-            methods::NOTIFICATION_RESOURCES_LIST_CHANGED => {
-                Some(ServerEvent::ResourcesListChanged)
-            }
+            methods::NOTIFICATION_RESOURCES_LIST_CHANGED => Some(ServerEvent::ResourcesListChanged),
             methods::NOTIFICATION_RESOURCES_UPDATED => n
                 .params
                 .as_ref()
                 .and_then(|p| p.get("uri"))
                 .and_then(Value::as_str)
-                .map(|uri| ServerEvent::ResourceUpdated { uri: uri.to_owned() }),
+                .map(|uri| ServerEvent::ResourceUpdated {
+                    uri: uri.to_owned(),
+                }),
             methods::NOTIFICATION_MESSAGE => typed(&n).map(ServerEvent::Log),
             methods::NOTIFICATION_PROGRESS => typed(&n).map(ServerEvent::Progress),
             methods::NOTIFICATION_CANCELLED => typed(&n).map(ServerEvent::Cancelled),
@@ -144,7 +144,13 @@ mod tokio_stream_shim {
 
     use super::ServerEvent;
 
-    type Recv = BoxFuture<'static, (Result<ServerEvent, RecvError>, broadcast::Receiver<ServerEvent>)>;
+    type Recv = BoxFuture<
+        'static,
+        (
+            Result<ServerEvent, RecvError>,
+            broadcast::Receiver<ServerEvent>,
+        ),
+    >;
 
     pub(super) struct BroadcastStream {
         fut: Recv,
@@ -178,7 +184,10 @@ mod tokio_stream_shim {
                     Err(RecvError::Closed) => return Poll::Ready(None),
                     Err(RecvError::Lagged(n)) => {
                         self.missed += n;
-                        tracing::warn!(skipped = n, "an event stream fell behind and skipped events");
+                        tracing::warn!(
+                            skipped = n,
+                            "an event stream fell behind and skipped events"
+                        );
                     }
                 }
             }

@@ -51,10 +51,10 @@ pub(crate) fn check_capability(
             missing("resources")
         }
         methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE
-            if !caps
+            if caps
                 .resources
                 .as_ref()
-                .is_some_and(|r| r.subscribe == Some(true)) =>
+                .is_none_or(|r| r.subscribe != Some(true)) =>
         {
             missing("resources.subscribe")
         }
@@ -77,7 +77,11 @@ mod tests {
     fn revision_table() {
         let legacy = ProtocolVersion::V2025_06_18;
         let modern = ProtocolVersion::V2026_07_28;
-        for m in [methods::PING, methods::LOGGING_SET_LEVEL, methods::RESOURCES_SUBSCRIBE] {
+        for m in [
+            methods::PING,
+            methods::LOGGING_SET_LEVEL,
+            methods::RESOURCES_SUBSCRIBE,
+        ] {
             assert!(check_revision(m, &legacy).is_ok());
             assert!(check_revision(m, &modern).is_err());
         }

@@ -97,7 +97,9 @@ pub(crate) async fn fulfil(config: &Config, requests: &InputRequests) -> Result<
             }
             InputRequestParams::Unknown { method, .. } => {
                 return Err(ClientError::new(ErrorKind::Handler {
-                    detail: format!("the server asked for input by {method:?}, which the client does not know"),
+                    detail: format!(
+                        "the server asked for input by {method:?}, which the client does not know"
+                    ),
                 }));
             }
             _ => {

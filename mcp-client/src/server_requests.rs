@@ -6,9 +6,7 @@ use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
 use mcp_protocol::error_codes;
-use mcp_protocol::types::{
-    CreateMessageRequestParams, ElicitRequestParams, ListRootsResult,
-};
+use mcp_protocol::types::{CreateMessageRequestParams, ElicitRequestParams, ListRootsResult};
 use mcp_protocol::{ErrorObject, Request, methods};
 use mcp_transport::ServerRequestHandler;
 use serde::Serialize;

@@ -18,6 +18,7 @@ use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::ServerEvent;
 use crate::gating;
 use crate::options::CallOptions;
+use crate::tool_schemas::OutputSchemas;
 use crate::verdict::Verdict;
 
 /// Request ids: the client owns them, one counter per client.
@@ -78,21 +79,32 @@ pub(crate) struct Session {
     pub(crate) late_discover: Arc<AtomicBool>,
     pub(crate) events: broadcast::Sender<ServerEvent>,
     pub(crate) cache: Arc<Cache>,
+    pub(crate) output_schemas: OutputSchemas,
     /// The connection's listener, for streams that feed the same events.
     pub(crate) listener: Listener,
 }
 
+/// What the client makes before it connects: the connection must have
+/// somewhere to deliver events from its first message on.
+pub(crate) struct Prelude {
+    pub(crate) config: Arc<Config>,
+    pub(crate) ids: Arc<Ids>,
+    pub(crate) late_discover: Arc<AtomicBool>,
+    pub(crate) events: broadcast::Sender<ServerEvent>,
+    pub(crate) cache: Arc<Cache>,
+    pub(crate) listener: Listener,
+}
+
 impl Session {
-    pub(crate) fn new(
-        config: Arc<Config>,
-        transport: Arc<dyn Transport>,
-        ids: Arc<Ids>,
-        verdict: Verdict,
-        late_discover: Arc<AtomicBool>,
-        events: broadcast::Sender<ServerEvent>,
-        cache: Arc<Cache>,
-        listener: Listener,
-    ) -> Self {
+    pub(crate) fn new(prelude: Prelude, transport: Arc<dyn Transport>, verdict: Verdict) -> Self {
+        let Prelude {
+            config,
+            ids,
+            late_discover,
+            events,
+            cache,
+            listener,
+        } = prelude;
         let log_level = config.log_level.clone();
         Session {
             config,
@@ -105,11 +117,16 @@ impl Session {
             events,
             cache,
             listener,
+            output_schemas: OutputSchemas::default(),
         }
     }
 
     pub(crate) fn verdict(&self) -> Verdict {
-        let mut v = self.verdict.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut v = self
+            .verdict
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         v.late_discover_answer |= self.late_discover.load(Ordering::Relaxed);
         v
     }
@@ -179,7 +196,11 @@ impl Session {
         loop {
             let id = self.ids.next();
             let token = options.wants_progress().then(|| id.clone());
-            let level = self.log_level.read().unwrap_or_else(|p| p.into_inner()).clone();
+            let level = self
+                .log_level
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
             let params = envelope(
                 &self.config,
                 &version,
@@ -191,7 +212,8 @@ impl Session {
             let request = Request::new(id, method, params);
             let span = tracing::debug_span!("mcp.request", method, id = %request.id);
             let outcome = tracing::Instrument::instrument(
-                self.transport.request(request, self.transport_options(method, options)),
+                self.transport
+                    .request(request, self.transport_options(method, options)),
                 span,
             )
             .await;
@@ -257,7 +279,9 @@ impl Session {
                     n.params.unwrap_or(Value::Null),
                 ) {
                     Ok(p) => callback(p),
-                    Err(e) => tracing::debug!(error = %e, "skipped a malformed progress notification"),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "skipped a malformed progress notification")
+                    }
                 }
             }));
         }

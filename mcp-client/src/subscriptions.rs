@@ -137,14 +137,14 @@ impl Drop for Subscription {
         if let Some(task) = self.listen.take() {
             task.abort();
         }
-        if let Some((client, uris)) = self.legacy.take() {
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn(async move {
-                    for uri in uris {
-                        let _ = client.unsubscribe_resource(&uri).await;
-                    }
-                });
-            }
+        if let Some((client, uris)) = self.legacy.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(async move {
+                for uri in uris {
+                    let _ = client.unsubscribe_resource(&uri).await;
+                }
+            });
         }
     }
 }
@@ -200,11 +200,13 @@ impl Client {
                     }),
                     _ => {
                         task.abort();
-                        Err(ClientError::new(ErrorKind::Transport(TransportError::Timeout {
-                            method: methods::SUBSCRIPTIONS_LISTEN.into(),
-                            after: timeout,
-                        }))
-                        .with_method(methods::SUBSCRIPTIONS_LISTEN))
+                        Err(
+                            ClientError::new(ErrorKind::Transport(TransportError::Timeout {
+                                method: methods::SUBSCRIPTIONS_LISTEN.into(),
+                                after: timeout,
+                            }))
+                            .with_method(methods::SUBSCRIPTIONS_LISTEN),
+                        )
                     }
                 }
             }
@@ -221,7 +223,11 @@ async fn listen_loop(client: Client, filter: Value) {
         let params = json!({ "notifications": filter });
         let outcome = client
             .session
-            .send(methods::SUBSCRIPTIONS_LISTEN, Some(params), &CallOptions::new())
+            .send(
+                methods::SUBSCRIPTIONS_LISTEN,
+                Some(params),
+                &CallOptions::new(),
+            )
             .await;
         match outcome {
             Ok(_) => tracing::debug!("the server ended the listen stream; listening again"),
