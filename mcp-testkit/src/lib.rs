@@ -1,4 +1,16 @@
 //! Test doubles for MCP clients and transports.
 //!
-//! (Being written: null and scripted transports, the transport contract
-//! suite, the fake server.)
+//! - [`null`]: a transport that answers everything with an empty result.
+//! - [`scripted`]: a transport that plays a script of expected requests and
+//!   canned answers, and records everything sent.
+//! - [`contract`]: the transport contract suite: run any [`mcp_transport::Transport`]
+//!   through every rule of the contract.
+//! - [`fake`]: a fake MCP server of either era, in process or over bytes.
+//! - [`binaries`]: paths of this crate's helper binaries (the relay and the
+//!   reference server) for tests in other crates.
+
+pub mod binaries;
+pub mod contract;
+pub mod fake;
+pub mod null;
+pub mod scripted;

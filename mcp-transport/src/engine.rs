@@ -253,10 +253,10 @@ impl Engine {
         let subscription = meta
             .and_then(|m| m.get(SUBSCRIPTION_ID))
             .and_then(RequestId::from_value);
-        if let Some(id) = subscription {
-            if let Route::Live(Some(listener)) = self.inner.correlator.route_request(&id) {
-                return listener.push(notification);
-            }
+        if let Some(id) = subscription
+            && let Route::Live(Some(listener)) = self.inner.correlator.route_request(&id)
+        {
+            return listener.push(notification);
         }
         self.inner.handlers.listener.push(notification);
     }

@@ -1,1 +1,112 @@
-fn main() {}
+//! `mcp-testkit-relay --connect HOST:PORT`: a child process whose stdio is
+//! played by a test over TCP.
+//!
+//! It connects to the address, then relays its stdin lines to the socket
+//! and the socket's lines to its stdout. A control line from the socket,
+//! `{"$relay":"die","code":3,"stderr":"last words"}`, makes it write the
+//! stderr text and exit with that code, so a process-based transport meets
+//! a real process dying. EOF on stdin, or the socket closing, ends it with
+//! code 0.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::net::TcpStream;
+use std::process::exit;
+
+fn usage() -> ! {
+    eprintln!("usage: mcp-testkit-relay --connect HOST:PORT");
+    exit(2)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let addr = match (args.next().as_deref(), args.next()) {
+        (Some("--connect"), Some(addr)) => addr,
+        _ => usage(),
+    };
+    let stream = match TcpStream::connect(&addr) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mcp-testkit-relay: cannot connect to {addr}: {e}");
+            exit(1)
+        }
+    };
+    let _ = stream.set_nodelay(true);
+    let mut to_socket = match stream.try_clone() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mcp-testkit-relay: {e}");
+            exit(1)
+        }
+    };
+
+    // stdin -> socket, on a thread of its own; EOF on stdin ends the relay.
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut stdin = stdin.lock();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match stdin.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => {
+                    let _ = to_socket.flush();
+                    let _ = to_socket.shutdown(std::net::Shutdown::Write);
+                    exit(0)
+                }
+                Ok(_) => {
+                    if to_socket.write_all(&line).is_err() {
+                        exit(0)
+                    }
+                }
+            }
+        }
+    });
+
+    // socket -> stdout, with control lines.
+    let mut from_socket = BufReader::new(stream);
+    let stdout = std::io::stdout();
+    let mut stdout = BufWriter::new(stdout.lock());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match from_socket.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => {
+                let _ = stdout.flush();
+                exit(0)
+            }
+            Ok(_) => {}
+        }
+        if let Some((code, stderr)) = control(&line) {
+            let _ = stdout.flush();
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(stderr.as_bytes());
+            if !stderr.ends_with('\n') {
+                let _ = err.write_all(b"\n");
+            }
+            let _ = err.flush();
+            exit(code)
+        }
+        if stdout.write_all(&line).is_err() || stdout.flush().is_err() {
+            exit(0)
+        }
+    }
+}
+
+/// A `{"$relay":"die",...}` line: the exit code and the stderr text.
+fn control(line: &[u8]) -> Option<(i32, String)> {
+    let text = line.trim_ascii();
+    if !text.starts_with(b"{") || !text.windows(8).any(|w| w == b"\"$relay\"") {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(text).ok()?;
+    let obj = value.as_object()?;
+    if obj.contains_key("jsonrpc") || obj.get("$relay")?.as_str()? != "die" {
+        return None;
+    }
+    let code = obj.get("code").and_then(|c| c.as_i64()).unwrap_or(1) as i32;
+    let stderr = obj
+        .get("stderr")
+        .and_then(|s| s.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    Some((code, stderr))
+}

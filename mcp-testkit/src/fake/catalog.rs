@@ -1,0 +1,149 @@
+//! The methods both eras share: the lists (paged), `resources/read`,
+//! `prompts/get` and `completion/complete`. Each returns the bare result;
+//! the era's module adds its decoration.
+
+use mcp_protocol::ErrorObject;
+use serde_json::{Value, json};
+
+use super::errors::{RESOURCE_NOT_FOUND, invalid_params};
+use super::session::Session;
+
+const CURSOR_PREFIX: &str = "fake-page-";
+
+/// The list methods, and the member their items go in.
+pub(crate) fn list_key(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/list" => Some("tools"),
+        "resources/list" => Some("resources"),
+        "resources/templates/list" => Some("resourceTemplates"),
+        "prompts/list" => Some("prompts"),
+        _ => None,
+    }
+}
+
+/// One page of a list method's items.
+pub(crate) fn list(session: &Session, method: &str, params: &Value) -> Result<Value, ErrorObject> {
+    let key = list_key(method).unwrap_or("items");
+    let items: Vec<Value> = {
+        let state = session.state();
+        let content = &session.config().content;
+        match key {
+            "tools" => state.tools.iter().map(|t| t.definition.clone()).collect(),
+            "resources" => state
+                .resources
+                .iter()
+                .map(|r| r.definition.clone())
+                .collect(),
+            "resourceTemplates" => content
+                .templates
+                .iter()
+                .map(|t| t.definition.clone())
+                .collect(),
+            _ => content.prompts.iter().map(|p| p.definition()).collect(),
+        }
+    };
+    let start = match params.get("cursor") {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(c)) => c
+            .strip_prefix(CURSOR_PREFIX)
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|n| *n <= items.len())
+            .ok_or_else(|| invalid_params(format!("invalid cursor {c:?}")))?,
+        Some(_) => return Err(invalid_params("the cursor must be a string")),
+    };
+    let size = session.config().page_size.unwrap_or(usize::MAX);
+    let end = start.saturating_add(size).min(items.len());
+    let mut result = json!({ key: items[start..end] });
+    if end < items.len() {
+        result["nextCursor"] = json!(format!("{CURSOR_PREFIX}{end}"));
+    }
+    Ok(result)
+}
+
+/// `resources/read`: a resource, or a URI matching a template. A missing
+/// resource is `-32602` in modern, `-32002` in legacy.
+pub(crate) fn read(session: &Session, params: &Value, modern: bool) -> Result<Value, ErrorObject> {
+    let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+        return Err(invalid_params("resources/read needs a uri"));
+    };
+    if let Some(r) = session.state().resources.iter().find(|r| r.uri() == uri) {
+        return Ok(json!({ "contents": [r.contents()] }));
+    }
+    for template in &session.config().content.templates {
+        if let Some(value) = template.matches(uri) {
+            let entry =
+                json!({ "uri": uri, "mimeType": "text/plain", "text": format!("item {value}") });
+            return Ok(json!({ "contents": [entry] }));
+        }
+    }
+    let code = if modern { -32602 } else { RESOURCE_NOT_FOUND };
+    Err(ErrorObject::new(code, format!("Resource not found: {uri}"))
+        .with_data(json!({ "uri": uri })))
+}
+
+/// `prompts/get`.
+pub(crate) fn get_prompt(session: &Session, params: &Value) -> Result<Value, ErrorObject> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let Some(prompt) = session
+        .config()
+        .content
+        .prompts
+        .iter()
+        .find(|p| p.name == name)
+    else {
+        return Err(invalid_params(format!("Unknown prompt: {name}")));
+    };
+    let args = params.get("arguments");
+    let mut text = prompt.text.clone();
+    for arg in &prompt.arguments {
+        match args.and_then(|a| a.get(&arg.name)).and_then(Value::as_str) {
+            Some(v) => text = text.replace(&format!("{{{}}}", arg.name), v),
+            None if arg.required => {
+                return Err(invalid_params(format!(
+                    "missing required argument {:?}",
+                    arg.name
+                )));
+            }
+            None => {}
+        }
+    }
+    Ok(json!({
+        "description": prompt.description,
+        "messages": [{ "role": "user", "content": { "type": "text", "text": text } }],
+    }))
+}
+
+/// `completion/complete` for a prompt argument or a template variable:
+/// the known values starting with what was typed.
+pub(crate) fn complete(session: &Session, params: &Value) -> Result<Value, ErrorObject> {
+    let reference = &params["ref"];
+    let typed = params["argument"]["value"].as_str().unwrap_or_default();
+    let argument = params["argument"]["name"].as_str().unwrap_or_default();
+    let content = &session.config().content;
+    let values: &[String] = match reference["type"].as_str() {
+        Some("ref/prompt") => {
+            let name = reference["name"].as_str().unwrap_or_default();
+            let prompt = content.prompts.iter().find(|p| p.name == name);
+            let prompt = prompt.ok_or_else(|| invalid_params(format!("Unknown prompt: {name}")))?;
+            match prompt.arguments.iter().find(|a| a.name == argument) {
+                Some(a) => &a.completions,
+                None => &[],
+            }
+        }
+        Some("ref/resource") => {
+            let uri = reference["uri"].as_str().unwrap_or_default();
+            let template = content.templates.iter().find(|t| t.uri_template() == uri);
+            let template = template
+                .ok_or_else(|| invalid_params(format!("Unknown resource template: {uri}")))?;
+            &template.completions
+        }
+        _ => return Err(invalid_params("ref must be a ref/prompt or a ref/resource")),
+    };
+    let matching: Vec<&String> = values.iter().filter(|v| v.starts_with(typed)).collect();
+    Ok(json!({
+        "completion": { "values": matching, "total": matching.len(), "hasMore": false },
+    }))
+}

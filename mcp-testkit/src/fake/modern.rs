@@ -1,0 +1,167 @@
+//! The modern rules (2026-07-28): per-request `_meta` checking,
+//! `server/discover`, `subscriptions/listen`, and the decoration of every
+//! result (`resultType`, `_meta` serverInfo, `ttlMs`/`cacheScope`).
+
+use mcp_protocol::{Request, RequestId};
+use serde_json::{Map, Value, json};
+
+use super::catalog;
+use super::errors::{invalid_params, method_not_found, unsupported_version};
+use super::session::{PROTOCOL_VERSION, Reply, SUBSCRIPTION_ID, Session};
+use super::tools::{self, Ctx};
+
+const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The server capability each modern method needs (`None`: none), or
+/// `None` for a method modern servers do not have.
+fn capability_of(method: &str) -> Option<Option<&'static str>> {
+    Some(match method {
+        "server/discover" | "subscriptions/listen" => None,
+        "tools/list" | "tools/call" => Some("tools"),
+        "resources/list" | "resources/templates/list" | "resources/read" => Some("resources"),
+        "prompts/list" | "prompts/get" => Some("prompts"),
+        "completion/complete" => Some("completions"),
+        _ => return None,
+    })
+}
+
+/// Answers a request by the modern rules.
+pub(crate) fn handle(session: &Session, request: Request) -> Reply {
+    let params = request.params.unwrap_or_else(|| json!({}));
+    let method = request.method.as_str();
+    let config = session.config();
+    if method == "initialize" {
+        let requested = params
+            .get("protocolVersion")
+            .cloned()
+            .unwrap_or(Value::Null);
+        return Reply::Now(Err(unsupported_version(
+            &config.modern_versions,
+            &requested,
+        )));
+    }
+    let Some(capability) = capability_of(method) else {
+        return Reply::Now(Err(method_not_found(method)));
+    };
+    let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
+    let Some(version) = meta.get(PROTOCOL_VERSION) else {
+        return Reply::Now(Err(invalid_params(format!(
+            "_meta[\"{PROTOCOL_VERSION}\"] is required"
+        ))));
+    };
+    let Some(client_caps) = meta.get(CLIENT_CAPABILITIES).filter(|c| c.is_object()) else {
+        return Reply::Now(Err(invalid_params(format!(
+            "_meta[\"{CLIENT_CAPABILITIES}\"] is required (an object)"
+        ))));
+    };
+    if !config.modern_versions.iter().any(|v| v == version) {
+        return Reply::Now(Err(unsupported_version(&config.all_versions(), version)));
+    }
+    if let Some(capability) = capability
+        && !config.advertises(capability)
+    {
+        return Reply::Now(Err(method_not_found(method)));
+    }
+    let cacheable = method == "resources/read" || catalog::list_key(method).is_some();
+    let ctx = Ctx {
+        session: session.clone(),
+        modern: true,
+        progress_token: meta.get("progressToken").cloned(),
+        log_level: meta
+            .get(LOG_LEVEL)
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        client_caps: client_caps.clone(),
+    };
+    let result = match method {
+        "server/discover" => Ok(discover(session)),
+        "subscriptions/listen" => return listen(session, request.id, &params),
+        "tools/call" => {
+            return match tools::call(ctx, &params) {
+                Reply::Now(r) => Reply::Now(r.map(|v| decorate(session, v, false))),
+                Reply::Later(work) => {
+                    let session = session.clone();
+                    Reply::Later(Box::pin(async move {
+                        work.await.map(|v| decorate(&session, v, false))
+                    }))
+                }
+                Reply::Held => Reply::Held,
+            };
+        }
+        "resources/read" => catalog::read(session, &params, true),
+        "prompts/get" => catalog::get_prompt(session, &params),
+        "completion/complete" => catalog::complete(session, &params),
+        list => catalog::list(session, list, &params),
+    };
+    Reply::Now(result.map(|v| decorate(session, v, cacheable)))
+}
+
+/// Adds `resultType` (when absent), `_meta` serverInfo, and for cacheable
+/// complete results `ttlMs` and `cacheScope`.
+fn decorate(session: &Session, mut result: Value, cacheable: bool) -> Value {
+    let config = session.config();
+    let Some(obj) = result.as_object_mut() else {
+        return result;
+    };
+    let kind = obj
+        .entry("resultType")
+        .or_insert_with(|| json!("complete"))
+        .clone();
+    let meta = obj.entry("_meta").or_insert_with(|| json!({}));
+    if let Some(meta) = meta.as_object_mut() {
+        meta.insert(SERVER_INFO.to_owned(), config.server_info.clone());
+    }
+    if cacheable && kind == "complete" {
+        obj.insert("ttlMs".to_owned(), json!(config.ttl_ms));
+        obj.insert("cacheScope".to_owned(), json!(config.cache_scope.as_str()));
+    }
+    result
+}
+
+fn discover(session: &Session) -> Value {
+    let config = session.config();
+    let mut result = json!({
+        "supportedVersions": config.modern_versions,
+        "capabilities": config.capabilities,
+    });
+    if let Some(instructions) = &config.instructions {
+        result["instructions"] = json!(instructions);
+    }
+    decorate(session, result, true)
+}
+
+/// Opens a listen stream: the acknowledgement first, with the honoured
+/// subset of the filter; the stream then stays open until cancelled.
+fn listen(session: &Session, id: RequestId, params: &Value) -> Reply {
+    let Some(asked) = params.get("notifications").and_then(Value::as_object) else {
+        return Reply::Now(Err(invalid_params(
+            "subscriptions/listen needs a notifications filter",
+        )));
+    };
+    let config = session.config();
+    let mut honoured = Map::new();
+    for (key, capability) in [
+        ("toolsListChanged", "tools"),
+        ("promptsListChanged", "prompts"),
+        ("resourcesListChanged", "resources"),
+    ] {
+        if asked.get(key) == Some(&json!(true)) && config.advertises_flag(capability, "listChanged")
+        {
+            honoured.insert(key.to_owned(), json!(true));
+        }
+    }
+    if let Some(uris) = asked.get("resourceSubscriptions").filter(|u| u.is_array())
+        && config.advertises_flag("resources", "subscribe")
+    {
+        honoured.insert("resourceSubscriptions".to_owned(), uris.clone());
+    }
+    let honoured = Value::Object(honoured);
+    session.notify(
+        "notifications/subscriptions/acknowledged",
+        json!({ "_meta": { SUBSCRIPTION_ID: id }, "notifications": honoured }),
+    );
+    session.state().listens.insert(id, honoured);
+    Reply::Held
+}
