@@ -1,0 +1,3 @@
+//! The `mcp` command (being written).
+
+fn main() {}
