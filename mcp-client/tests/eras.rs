@@ -1,0 +1,244 @@
+//! The same user code against the fake server in each era, in process; each
+//! typed method in each era; methods refused by revision or capability.
+
+use mcp_client::{Client, EraMode, ErrorKind};
+use mcp_protocol::types::{CompleteRequestParams, ContentBlock, Reference, ResourceContents};
+use mcp_protocol::Era;
+use mcp_testkit::fake::{FakeConfig, FakeServer};
+use serde_json::{Value, json};
+
+fn text_of(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What a user writes, whatever the era.
+pub async fn user_code(client: &Client) {
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+
+    let result = client.call_tool("echo", json!({"text": "hi"})).await.unwrap();
+    assert!(!result.is_error());
+    assert_eq!(text_of(&result.content), "hi");
+
+    let read = client.read_resource("fake://text/hello").await.unwrap();
+    match &read.contents[0] {
+        ResourceContents::Text(t) => assert_eq!(t.text, "Hello from the fake MCP server.\n"),
+        other => panic!("expected text, got {other:?}"),
+    }
+    let blob = client.read_resource("fake://blob/bytes").await.unwrap();
+    match &blob.contents[0] {
+        ResourceContents::Blob(b) => assert_eq!(b.blob, "AAEC/v8="),
+        other => panic!("expected a blob, got {other:?}"),
+    }
+
+    let prompt = client
+        .get_prompt("greeting", [("name".to_owned(), "Ada".to_owned())])
+        .await
+        .unwrap();
+    let rendered = serde_json::to_string(&prompt.messages).unwrap();
+    assert!(rendered.contains("Ada"), "{rendered}");
+}
+
+async fn connect(config: FakeConfig) -> Client {
+    Client::builder()
+        .connect(FakeServer::new(config).connector())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn same_code_in_every_era_in_process() {
+    for (config, era, version) in [
+        (FakeConfig::legacy().versions(["2024-11-05"]), Era::Legacy, "2024-11-05"),
+        (FakeConfig::legacy().versions(["2025-11-25"]), Era::Legacy, "2025-11-25"),
+        (FakeConfig::modern(), Era::Modern, "2026-07-28"),
+        (FakeConfig::dual(), Era::Modern, "2026-07-28"),
+    ] {
+        let client = connect(config).await;
+        assert_eq!(client.era(), era);
+        assert_eq!(client.protocol_version().as_str(), version);
+        user_code(&client).await;
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn typed_methods_in_each_era() {
+    for config in [FakeConfig::legacy(), FakeConfig::modern()] {
+        let client = connect(config).await;
+        let era = client.era();
+        assert_eq!(client.list_all_resources().await.unwrap().len(), 4);
+        let templates = client.list_all_resource_templates().await.unwrap();
+        assert_eq!(templates[0].uri_template, "fake://items/{id}");
+        assert_eq!(client.list_all_prompts().await.unwrap().len(), 2);
+        let completion = client
+            .complete(CompleteRequestParams::new(
+                Reference::prompt("greeting"),
+                "name",
+                "A",
+            ))
+            .await
+            .unwrap();
+        assert_eq!(completion.completion.values, ["Alice"]);
+        let structured = client
+            .call_tool("structured", json!({"a": 3, "b": 4}))
+            .await
+            .unwrap();
+        let sc = structured.structured_content.unwrap();
+        assert_eq!((sc["sum"].as_f64(), sc["product"].as_f64()), (Some(7.0), Some(12.0)));
+        let failed = client.call_tool("fail", Value::Null).await.unwrap();
+        assert!(failed.is_error(), "isError is a result, not an error");
+        match era {
+            Era::Legacy => {
+                client.ping().await.unwrap();
+                client
+                    .set_log_level(mcp_protocol::types::LoggingLevel::Debug)
+                    .await
+                    .unwrap();
+                client.subscribe_resource("fake://counter").await.unwrap();
+                client.unsubscribe_resource("fake://counter").await.unwrap();
+                let e = client.discover().await.unwrap_err();
+                assert!(matches!(e.kind(), ErrorKind::NotInRevision { .. }), "{e}");
+            }
+            Era::Modern => {
+                let discover = client.discover().await.unwrap();
+                assert!(discover.supported_versions.iter().any(|v| v.as_str() == "2026-07-28"));
+                client
+                    .set_log_level(mcp_protocol::types::LoggingLevel::Debug)
+                    .await
+                    .unwrap();
+                for e in [
+                    client.ping().await.unwrap_err(),
+                    client.subscribe_resource("fake://counter").await.unwrap_err(),
+                ] {
+                    assert!(matches!(e.kind(), ErrorKind::NotInRevision { .. }), "{e}");
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn refused_by_capability_before_anything_is_sent() {
+    let server = FakeServer::new(FakeConfig::legacy().capabilities(json!({"tools": {}})));
+    let client = Client::builder()
+        .era(EraMode::Legacy)
+        .connect(server.connector())
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    let sent_before = server.received(0).len();
+    for e in [
+        client.list_resources(None).await.unwrap_err(),
+        client.list_prompts(None).await.unwrap_err(),
+    ] {
+        assert!(matches!(e.kind(), ErrorKind::CapabilityNotAdvertised { .. }), "{e}");
+    }
+    client.ping().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    assert_eq!(server.received(0).len(), sent_before + 1, "only the ping went out");
+
+    // A server that under-advertises: the check can be turned off.
+    let client = Client::builder()
+        .era(EraMode::Legacy)
+        .enforce_server_capabilities(false)
+        .connect(server.connector())
+        .await
+        .unwrap();
+    // This server really has no resources, so it refuses; what matters is
+    // that the request went out.
+    let e = client.list_all_resources().await.unwrap_err();
+    assert_eq!(e.code(), Some(-32601), "{e}");
+}
+
+#[tokio::test]
+async fn completion_needs_no_capability_in_2024_11_05() {
+    let server = FakeServer::new(
+        FakeConfig::legacy()
+            .versions(["2024-11-05"])
+            .capabilities(json!({"prompts": {}})),
+    );
+    let client = connect_legacy(&server).await;
+    // The request goes out (this server then refuses it: the point is that
+    // the client did not).
+    let e = client
+        .complete(CompleteRequestParams::new(
+            Reference::prompt("greeting"),
+            "name",
+            "B",
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(-32601), "{e}");
+    let server = FakeServer::new(
+        FakeConfig::legacy()
+            .versions(["2025-03-26"])
+            .capabilities(json!({"prompts": {}})),
+    );
+    let client = connect_legacy(&server).await;
+    let e = client
+        .complete(CompleteRequestParams::new(
+            Reference::prompt("greeting"),
+            "name",
+            "B",
+        ))
+        .await
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::CapabilityNotAdvertised { capability: "completions" }));
+}
+
+async fn connect_legacy(server: &FakeServer) -> Client {
+    Client::builder()
+        .era(EraMode::Legacy)
+        .connect(server.connector())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn modern_requests_carry_the_envelope_and_legacy_ones_none() {
+    let server = FakeServer::new(FakeConfig::dual());
+    let modern = Client::builder()
+        .era(EraMode::Modern)
+        .connect(server.connector())
+        .await
+        .unwrap();
+    modern
+        .request_with::<mcp_protocol::methods::ListTools>(
+            Default::default(),
+            &mcp_client::CallOptions::new().meta("traceparent", "00-abc-def-01"),
+        )
+        .await
+        .unwrap();
+    let legacy = connect_legacy(&server).await;
+    legacy.list_tools(None).await.unwrap();
+    let meta_of = |conn: usize, method: &str| -> Value {
+        server
+            .received(conn)
+            .into_iter()
+            .filter(|m| m.method() == Some(method))
+            .filter_map(|m| match m {
+                mcp_protocol::Message::Request(r) => r.params,
+                _ => None,
+            })
+            .map(|p| p.get("_meta").cloned().unwrap_or(Value::Null))
+            .next_back()
+            .unwrap()
+    };
+    let m = meta_of(0, "tools/list");
+    assert_eq!(m["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert!(m["io.modelcontextprotocol/clientCapabilities"].is_object());
+    assert_eq!(m["io.modelcontextprotocol/clientInfo"]["name"], "mcp-client-rs");
+    assert_eq!(m["traceparent"], "00-abc-def-01");
+    let l = meta_of(1, "tools/list");
+    assert!(l.is_null(), "legacy requests carry no modern _meta: {l}");
+    // Nothing before the handshake in legacy.
+    let first = server.received(1)[0].clone();
+    assert_eq!(first.method(), Some("initialize"));
+}
