@@ -10,8 +10,7 @@ use mcp_client::handlers::{HandlerError, elicitation_fn, sampling_fn};
 use mcp_client::mrtr::{Outcome, retry_params};
 use mcp_client::{CallOptions, Client, ClientBuilder, EraMode, ErrorKind};
 use mcp_protocol::types::{
-    ContentBlock, CreateMessageResult, ElicitResult, InputResponses, Role, SamplingContent,
-    TextContent,
+    ContentBlock, CreateMessageResult, ElicitResult, InputResponses, TextContent,
 };
 use mcp_protocol::{Message, Request};
 use mcp_testkit::fake::{FakeConfig, FakeServer};
@@ -26,8 +25,7 @@ fn with_handlers(builder: ClientBuilder) -> ClientBuilder {
         }))
         .sampling_handler(sampling_fn(|_| async {
             Ok(CreateMessageResult::new(
-                Role::Assistant,
-                SamplingContent::Text(TextContent::new("Paris")),
+                ContentBlock::Text(TextContent::new("Paris")),
                 "test-model",
             ))
         }))

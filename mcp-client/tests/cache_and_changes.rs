@@ -1,0 +1,140 @@
+//! The response cache, and change notifications as a stream, in both eras.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{FnConnector, FnServer, Reply, discover_result};
+use mcp_client::{CallOptions, Client, ServerEvent, Source, Watch};
+use mcp_protocol::Message;
+use mcp_protocol::methods::ListTools;
+use mcp_testkit::fake::{CacheScope, FakeConfig, FakeServer};
+use serde_json::{Value, json};
+
+fn wire_count(server: &FakeServer, method: &str) -> usize {
+    server
+        .received(0)
+        .iter()
+        .filter(|m| matches!(m, Message::Request(r) if r.method == method))
+        .count()
+}
+
+async fn next_change(sub: &mut mcp_client::Subscription) -> ServerEvent {
+    tokio::time::timeout(Duration::from_secs(5), sub.recv())
+        .await
+        .expect("a change arrives")
+        .expect("the stream is open")
+}
+
+#[tokio::test]
+async fn modern_lists_are_cached_by_ttl_and_dropped_on_list_changed() {
+    let server = FakeServer::new(FakeConfig::modern().cache_hint(60_000, CacheScope::Public));
+    let client = Client::builder().connect(server.connector()).await.unwrap();
+    client.list_tools(None).await.unwrap();
+    client.list_tools(None).await.unwrap();
+    assert_eq!(wire_count(&server, "tools/list"), 1, "the second list is served fresh from the cache");
+
+    let mut changes = client.subscribe(Watch::new().tools()).await.unwrap();
+    client.call_tool("add_tool", json!({"name": "new_tool"})).await.unwrap();
+    assert_eq!(next_change(&mut changes).await, ServerEvent::ToolsListChanged);
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "new_tool"));
+    assert_eq!(wire_count(&server, "tools/list"), 2, "list_changed dropped the entry");
+
+    // Bypass per call.
+    client
+        .list_tools_with(None, &CallOptions::new().bypass_cache())
+        .await
+        .unwrap();
+    assert_eq!(wire_count(&server, "tools/list"), 3);
+}
+
+#[tokio::test]
+async fn a_zero_ttl_always_refetches() {
+    let server = FakeServer::new(FakeConfig::modern().cache_hint(0, CacheScope::Public));
+    let client = Client::builder().connect(server.connector()).await.unwrap();
+    for _ in 0..3 {
+        client.list_tools(None).await.unwrap();
+        client.read_resource("fake://text/hello").await.unwrap();
+    }
+    assert_eq!(wire_count(&server, "tools/list"), 3);
+    assert_eq!(wire_count(&server, "resources/read"), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_refetch_serves_stale_data_marked_as_such() {
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let server = FnServer::new(move |_, r| match r.method.as_str() {
+        "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
+        "tools/list" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
+            Reply::Ok(json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}],
+                "ttlMs": 1000, "cacheScope": "public"}))
+        }
+        _ => Reply::Silent,
+    });
+    let client = Client::builder()
+        .request_timeout(Duration::from_secs(2))
+        .connect(FnConnector(server))
+        .await
+        .unwrap();
+    let first = client.fetch::<ListTools>(Default::default(), &CallOptions::new()).await.unwrap();
+    assert!(matches!(first.source, Source::Server));
+    let again = client.fetch::<ListTools>(Default::default(), &CallOptions::new()).await.unwrap();
+    assert!(matches!(again.source, Source::Cache));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let stale = client.fetch::<ListTools>(Default::default(), &CallOptions::new()).await.unwrap();
+    match stale.source {
+        Source::StaleCache(e) => assert!(e.is_timeout(), "{e}"),
+        other => panic!("expected a stale answer, got {other:?}"),
+    }
+    assert_eq!(stale.value.tools[0].name, "t");
+    // The plain typed call reports the failure instead.
+    assert!(client.list_tools(None).await.unwrap_err().is_timeout());
+}
+
+#[tokio::test]
+async fn legacy_lists_are_cached_only_where_list_changed_is_advertised() {
+    let server = FakeServer::new(FakeConfig::legacy());
+    let client = Client::builder().connect(server.connector()).await.unwrap();
+    client.list_tools(None).await.unwrap();
+    client.list_tools(None).await.unwrap();
+    assert_eq!(wire_count(&server, "tools/list"), 1);
+    // Resource reads are never cached in legacy.
+    client.read_resource("fake://text/hello").await.unwrap();
+    client.read_resource("fake://text/hello").await.unwrap();
+    assert_eq!(wire_count(&server, "resources/read"), 2);
+
+    let quiet = FakeServer::new(FakeConfig::legacy().capabilities(json!({"tools": {}})));
+    let client = Client::builder().connect(quiet.connector()).await.unwrap();
+    client.list_tools(None).await.unwrap();
+    client.list_tools(None).await.unwrap();
+    assert_eq!(wire_count(&quiet, "tools/list"), 2, "no listChanged: no caching");
+}
+
+#[tokio::test]
+async fn a_subscriber_sees_changes_in_both_eras() {
+    for config in [FakeConfig::legacy(), FakeConfig::modern()] {
+        let server = FakeServer::new(config);
+        let client = Client::builder().connect(server.connector()).await.unwrap();
+        let era = client.era();
+        let mut changes = client
+            .subscribe(Watch::new().tools().resource("fake://counter"))
+            .await
+            .unwrap();
+        client.call_tool("add_tool", Value::Null).await.unwrap();
+        assert_eq!(next_change(&mut changes).await, ServerEvent::ToolsListChanged, "{era:?}");
+        client
+            .call_tool("touch_resource", json!({"uri": "fake://counter"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            next_change(&mut changes).await,
+            ServerEvent::ResourceUpdated {
+                uri: "fake://counter".into()
+            },
+            "{era:?}"
+        );
+        drop(changes);
+        client.close().await;
+    }
+}
