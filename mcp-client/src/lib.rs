@@ -46,6 +46,7 @@ mod options;
 mod server_requests;
 mod session;
 pub mod subscriptions;
+pub mod tasks;
 pub mod tool_schemas;
 mod verdict;
 

@@ -32,14 +32,28 @@ async fn modern_lists_are_cached_by_ttl_and_dropped_on_list_changed() {
     let client = Client::builder().connect(server.connector()).await.unwrap();
     client.list_tools(None).await.unwrap();
     client.list_tools(None).await.unwrap();
-    assert_eq!(wire_count(&server, "tools/list"), 1, "the second list is served fresh from the cache");
+    assert_eq!(
+        wire_count(&server, "tools/list"),
+        1,
+        "the second list is served fresh from the cache"
+    );
 
     let mut changes = client.subscribe(Watch::new().tools()).await.unwrap();
-    client.call_tool("add_tool", json!({"name": "new_tool"})).await.unwrap();
-    assert_eq!(next_change(&mut changes).await, ServerEvent::ToolsListChanged);
+    client
+        .call_tool("add_tool", json!({"name": "new_tool"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_change(&mut changes).await,
+        ServerEvent::ToolsListChanged
+    );
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "new_tool"));
-    assert_eq!(wire_count(&server, "tools/list"), 2, "list_changed dropped the entry");
+    assert_eq!(
+        wire_count(&server, "tools/list"),
+        2,
+        "list_changed dropped the entry"
+    );
 
     // Bypass per call.
     client
@@ -66,10 +80,10 @@ async fn a_failed_refetch_serves_stale_data_marked_as_such() {
     let calls = std::sync::atomic::AtomicUsize::new(0);
     let server = FnServer::new(move |_, r| match r.method.as_str() {
         "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
-        "tools/list" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
-            Reply::Ok(json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}],
-                "ttlMs": 1000, "cacheScope": "public"}))
-        }
+        "tools/list" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => Reply::Ok(
+            json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}],
+                "ttlMs": 1000, "cacheScope": "public"}),
+        ),
         _ => Reply::Silent,
     });
     let client = Client::builder()
@@ -77,12 +91,21 @@ async fn a_failed_refetch_serves_stale_data_marked_as_such() {
         .connect(FnConnector(server))
         .await
         .unwrap();
-    let first = client.fetch::<ListTools>(Default::default(), &CallOptions::new()).await.unwrap();
+    let first = client
+        .fetch::<ListTools>(Default::default(), &CallOptions::new())
+        .await
+        .unwrap();
     assert!(matches!(first.source, Source::Server));
-    let again = client.fetch::<ListTools>(Default::default(), &CallOptions::new()).await.unwrap();
+    let again = client
+        .fetch::<ListTools>(Default::default(), &CallOptions::new())
+        .await
+        .unwrap();
     assert!(matches!(again.source, Source::Cache));
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let stale = client.fetch::<ListTools>(Default::default(), &CallOptions::new()).await.unwrap();
+    let stale = client
+        .fetch::<ListTools>(Default::default(), &CallOptions::new())
+        .await
+        .unwrap();
     match stale.source {
         Source::StaleCache(e) => assert!(e.is_timeout(), "{e}"),
         other => panic!("expected a stale answer, got {other:?}"),
@@ -108,7 +131,11 @@ async fn legacy_lists_are_cached_only_where_list_changed_is_advertised() {
     let client = Client::builder().connect(quiet.connector()).await.unwrap();
     client.list_tools(None).await.unwrap();
     client.list_tools(None).await.unwrap();
-    assert_eq!(wire_count(&quiet, "tools/list"), 2, "no listChanged: no caching");
+    assert_eq!(
+        wire_count(&quiet, "tools/list"),
+        2,
+        "no listChanged: no caching"
+    );
 }
 
 #[tokio::test]
@@ -122,7 +149,11 @@ async fn a_subscriber_sees_changes_in_both_eras() {
             .await
             .unwrap();
         client.call_tool("add_tool", Value::Null).await.unwrap();
-        assert_eq!(next_change(&mut changes).await, ServerEvent::ToolsListChanged, "{era:?}");
+        assert_eq!(
+            next_change(&mut changes).await,
+            ServerEvent::ToolsListChanged,
+            "{era:?}"
+        );
         client
             .call_tool("touch_resource", json!({"uri": "fake://counter"}))
             .await

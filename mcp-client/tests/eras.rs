@@ -2,8 +2,8 @@
 //! typed method in each era; methods refused by revision or capability.
 
 use mcp_client::{Client, EraMode, ErrorKind};
-use mcp_protocol::types::{CompleteRequestParams, ContentBlock, Reference, ResourceContents};
 use mcp_protocol::Era;
+use mcp_protocol::types::{CompleteRequestParams, ContentBlock, Reference, ResourceContents};
 use mcp_testkit::fake::{FakeConfig, FakeServer};
 use serde_json::{Value, json};
 
@@ -22,7 +22,10 @@ pub async fn user_code(client: &Client) {
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
 
-    let result = client.call_tool("echo", json!({"text": "hi"})).await.unwrap();
+    let result = client
+        .call_tool("echo", json!({"text": "hi"}))
+        .await
+        .unwrap();
     assert!(!result.is_error());
     assert_eq!(text_of(&result.content), "hi");
 
@@ -55,8 +58,16 @@ async fn connect(config: FakeConfig) -> Client {
 #[tokio::test]
 async fn same_code_in_every_era_in_process() {
     for (config, era, version) in [
-        (FakeConfig::legacy().versions(["2024-11-05"]), Era::Legacy, "2024-11-05"),
-        (FakeConfig::legacy().versions(["2025-11-25"]), Era::Legacy, "2025-11-25"),
+        (
+            FakeConfig::legacy().versions(["2024-11-05"]),
+            Era::Legacy,
+            "2024-11-05",
+        ),
+        (
+            FakeConfig::legacy().versions(["2025-11-25"]),
+            Era::Legacy,
+            "2025-11-25",
+        ),
         (FakeConfig::modern(), Era::Modern, "2026-07-28"),
         (FakeConfig::dual(), Era::Modern, "2026-07-28"),
     ] {
@@ -91,7 +102,10 @@ async fn typed_methods_in_each_era() {
             .await
             .unwrap();
         let sc = structured.structured_content.unwrap();
-        assert_eq!((sc["sum"].as_f64(), sc["product"].as_f64()), (Some(7.0), Some(12.0)));
+        assert_eq!(
+            (sc["sum"].as_f64(), sc["product"].as_f64()),
+            (Some(7.0), Some(12.0))
+        );
         let failed = client.call_tool("fail", Value::Null).await.unwrap();
         assert!(failed.is_error(), "isError is a result, not an error");
         match era {
@@ -108,14 +122,22 @@ async fn typed_methods_in_each_era() {
             }
             Era::Modern => {
                 let discover = client.discover().await.unwrap();
-                assert!(discover.supported_versions.iter().any(|v| v.as_str() == "2026-07-28"));
+                assert!(
+                    discover
+                        .supported_versions
+                        .iter()
+                        .any(|v| v.as_str() == "2026-07-28")
+                );
                 client
                     .set_log_level(mcp_protocol::types::LoggingLevel::Debug)
                     .await
                     .unwrap();
                 for e in [
                     client.ping().await.unwrap_err(),
-                    client.subscribe_resource("fake://counter").await.unwrap_err(),
+                    client
+                        .subscribe_resource("fake://counter")
+                        .await
+                        .unwrap_err(),
                 ] {
                     assert!(matches!(e.kind(), ErrorKind::NotInRevision { .. }), "{e}");
                 }
@@ -138,11 +160,18 @@ async fn refused_by_capability_before_anything_is_sent() {
         client.list_resources(None).await.unwrap_err(),
         client.list_prompts(None).await.unwrap_err(),
     ] {
-        assert!(matches!(e.kind(), ErrorKind::CapabilityNotAdvertised { .. }), "{e}");
+        assert!(
+            matches!(e.kind(), ErrorKind::CapabilityNotAdvertised { .. }),
+            "{e}"
+        );
     }
     client.ping().await.unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    assert_eq!(server.received(0).len(), sent_before + 1, "only the ping went out");
+    assert_eq!(
+        server.received(0).len(),
+        sent_before + 1,
+        "only the ping went out"
+    );
 
     // A server that under-advertises: the check can be turned off.
     let client = Client::builder()
@@ -190,7 +219,12 @@ async fn completion_needs_no_capability_in_2024_11_05() {
         ))
         .await
         .unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::CapabilityNotAdvertised { capability: "completions" }));
+    assert!(matches!(
+        e.kind(),
+        ErrorKind::CapabilityNotAdvertised {
+            capability: "completions"
+        }
+    ));
 }
 
 async fn connect_legacy(server: &FakeServer) -> Client {
@@ -234,7 +268,10 @@ async fn modern_requests_carry_the_envelope_and_legacy_ones_none() {
     let m = meta_of(0, "tools/list");
     assert_eq!(m["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
     assert!(m["io.modelcontextprotocol/clientCapabilities"].is_object());
-    assert_eq!(m["io.modelcontextprotocol/clientInfo"]["name"], "mcp-client-rs");
+    assert_eq!(
+        m["io.modelcontextprotocol/clientInfo"]["name"],
+        "mcp-client-rs"
+    );
     assert_eq!(m["traceparent"], "00-abc-def-01");
     let l = meta_of(1, "tools/list");
     assert!(l.is_null(), "legacy requests carry no modern _meta: {l}");

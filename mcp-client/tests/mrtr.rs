@@ -70,8 +70,22 @@ async fn three_rounds_through_handlers_with_exact_wire_rules() {
     ids.dedup();
     assert_eq!(ids.len(), rounds.len());
     // No state on the first round; later rounds echo exactly what came.
-    assert!(rounds[0].params.as_ref().unwrap().get("requestState").is_none());
-    assert!(rounds[0].params.as_ref().unwrap().get("inputResponses").is_none());
+    assert!(
+        rounds[0]
+            .params
+            .as_ref()
+            .unwrap()
+            .get("requestState")
+            .is_none()
+    );
+    assert!(
+        rounds[0]
+            .params
+            .as_ref()
+            .unwrap()
+            .get("inputResponses")
+            .is_none()
+    );
     for r in &rounds[1..] {
         assert!(r.params.as_ref().unwrap()["requestState"].is_string());
     }
@@ -110,8 +124,14 @@ async fn the_round_cap_gives_a_typed_error() {
         .connect(server.connector())
         .await
         .unwrap();
-    let e = client.call_tool("mrtr_multi", Value::Null).await.unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::TooManyRounds { rounds: 2 }), "{e}");
+    let e = client
+        .call_tool("mrtr_multi", Value::Null)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::TooManyRounds { rounds: 2 }),
+        "{e}"
+    );
     assert!(e.to_string().contains("2 rounds"), "{e}");
 }
 
@@ -143,9 +163,8 @@ fn modern_server(call: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> Ar
 #[tokio::test]
 async fn unknown_result_types_are_refused() {
     for (result_type, expect) in [("weird", "unknown resultType"), ("task", "not in use")] {
-        let server = modern_server(move |_| {
-            Reply::Ok(json!({"resultType": result_type, "content": []}))
-        });
+        let server =
+            modern_server(move |_| Reply::Ok(json!({"resultType": result_type, "content": []})));
         let client = Client::builder()
             .connect(FnConnector(server))
             .await
@@ -202,9 +221,16 @@ async fn manual_mode_hands_back_the_request_for_input() {
         responses.insert(key.clone(), ElicitResult::accept(content).into());
     }
     let retry = retry_params(&params, &responses, input.request_state.as_deref());
-    let Outcome::Complete(result) = client.call_tool_once(retry, &CallOptions::new()).await.unwrap()
+    let Outcome::Complete(result) = client
+        .call_tool_once(retry, &CallOptions::new())
+        .await
+        .unwrap()
     else {
         panic!("expected a result");
     };
-    assert!(serde_json::to_string(&result.content).unwrap().contains("by hand"));
+    assert!(
+        serde_json::to_string(&result.content)
+            .unwrap()
+            .contains("by hand")
+    );
 }

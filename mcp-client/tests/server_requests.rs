@@ -45,10 +45,18 @@ async fn ping_roots_and_undeclared_requests() {
                 Message::Response(r) if r.result["roots"][0]["uri"] == "file:///work" => Ok(()),
                 other => Err(format!("{other:?}")),
             })
-            .send_request(server_request(3, "sampling/createMessage", json!({"messages": [], "maxTokens": 5})))
+            .send_request(server_request(
+                3,
+                "sampling/createMessage",
+                json!({"messages": [], "maxTokens": 5}),
+            ))
             .expect_error(-32601)
-            .send_request(server_request(4, "elicitation/create", json!({"message": "m",
-                "requestedSchema": {"type": "object", "properties": {}}})))
+            .send_request(server_request(
+                4,
+                "elicitation/create",
+                json!({"message": "m",
+                "requestedSchema": {"type": "object", "properties": {}}}),
+            ))
             .expect_error(-32601)
             .expect_notification("notifications/roots/list_changed")
     });
@@ -67,9 +75,13 @@ async fn ping_roots_and_undeclared_requests() {
 #[tokio::test]
 async fn unassociated_elicitation_can_be_refused_with_invalid_params() {
     let script = legacy_script(|s| {
-        s.send_request(server_request(7, "elicitation/create", json!({"message": "m",
-                "requestedSchema": {"type": "object", "properties": {}}})))
-            .expect_error(-32602)
+        s.send_request(server_request(
+            7,
+            "elicitation/create",
+            json!({"message": "m",
+                "requestedSchema": {"type": "object", "properties": {}}}),
+        ))
+        .expect_error(-32602)
     });
     let connector = std::sync::Arc::new(ScriptedConnector::new(vec![script]));
     let _client = Client::builder()
@@ -95,8 +107,10 @@ async fn url_elicitation_extras_reach_the_user_typed() {
             .respond_error(
                 -32042,
                 "URL elicitation required",
-                Some(json!({"elicitations": [{"mode": "url", "elicitationId": "e-1",
-                    "url": "https://example.com/auth", "message": "Sign in"}]})),
+                Some(
+                    json!({"elicitations": [{"mode": "url", "elicitationId": "e-1",
+                    "url": "https://example.com/auth", "message": "Sign in"}]}),
+                ),
             )
     });
     let connector = std::sync::Arc::new(ScriptedConnector::new(vec![script]));
@@ -110,10 +124,19 @@ async fn url_elicitation_extras_reach_the_user_typed() {
         .unwrap();
     let e = client.call_tool("login", Value::Null).await.unwrap_err();
     assert_eq!(e.code(), Some(-32042));
-    let mcp_client::ErrorKind::Server { code, message, data } = e.kind().clone() else {
+    let mcp_client::ErrorKind::Server {
+        code,
+        message,
+        data,
+    } = e.kind().clone()
+    else {
         panic!()
     };
-    let error = mcp_protocol::ErrorObject { code, message, data };
+    let error = mcp_protocol::ErrorObject {
+        code,
+        message,
+        data,
+    };
     let typed = mcp_protocol::error_codes::UrlElicitationRequiredData::from_error(&error).unwrap();
     assert_eq!(typed.elicitations[0].url, "https://example.com/auth");
     let event = rx.recv().await.unwrap();
@@ -143,8 +166,14 @@ async fn log_messages_and_unknown_notifications_reach_the_user() {
         .await
         .unwrap();
     let first = rx.recv().await.unwrap();
-    assert!(matches!(&first, ServerEvent::Log(l) if l.logger.as_deref() == Some("db")), "{first:?}");
+    assert!(
+        matches!(&first, ServerEvent::Log(l) if l.logger.as_deref() == Some("db")),
+        "{first:?}"
+    );
     let second = rx.recv().await.unwrap();
-    assert!(matches!(&second, ServerEvent::Other(n) if n.method == "vendor/custom"), "{second:?}");
+    assert!(
+        matches!(&second, ServerEvent::Other(n) if n.method == "vendor/custom"),
+        "{second:?}"
+    );
     connector.finish().await.unwrap();
 }

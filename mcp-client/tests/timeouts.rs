@@ -48,14 +48,18 @@ async fn settle() {
 #[tokio::test(start_paused = true)]
 async fn a_call_never_answered_times_out_and_is_cancelled_on_the_wire() {
     for config in [FakeConfig::legacy(), FakeConfig::modern()] {
-        let server = FakeServer::new(config.knob(Knob::NeverAnswer(Methods::Named("tools/call".into()))));
+        let server =
+            FakeServer::new(config.knob(Knob::NeverAnswer(Methods::Named("tools/call".into()))));
         let client = Client::builder()
             .request_timeout(Duration::from_secs(7))
             .connect(server.connector())
             .await
             .unwrap();
         let start = Instant::now();
-        let e = client.call_tool("echo", json!({"text": "x"})).await.unwrap_err();
+        let e = client
+            .call_tool("echo", json!({"text": "x"}))
+            .await
+            .unwrap_err();
         assert_eq!(start.elapsed(), Duration::from_secs(7));
         assert!(e.is_timeout(), "{e}");
         assert!(
@@ -75,7 +79,8 @@ async fn progress_resets_the_timeout_but_not_the_hard_maximum() {
         .await
         .unwrap();
     let slow = || {
-        CallToolRequestParams::new("slow").with_arguments(args(json!({"steps": 10, "delayMs": 500})))
+        CallToolRequestParams::new("slow")
+            .with_arguments(args(json!({"steps": 10, "delayMs": 500})))
     };
     // 5 s of work, progress every 0.5 s, a 1 s base timeout: it completes,
     // with no progress callback (asking for the reset alone sends a token).
@@ -110,7 +115,10 @@ async fn progress_resets_the_timeout_but_not_the_hard_maximum() {
 
     // Without the reset, the base timeout ends it at 1 s.
     let start = Instant::now();
-    let e = client.call_tool_with(slow(), &CallOptions::new()).await.unwrap_err();
+    let e = client
+        .call_tool_with(slow(), &CallOptions::new())
+        .await
+        .unwrap_err();
     assert!(e.is_timeout());
     assert_eq!(start.elapsed(), Duration::from_secs(1));
 }
@@ -188,5 +196,8 @@ async fn cancel_by_token_and_by_drop_go_on_the_wire() {
     settle().await;
     assert_eq!(cancelled_ids(&server), call_ids(&server));
     // The connection is fine afterwards.
-    client.call_tool("echo", json!({"text": "still here"})).await.unwrap();
+    client
+        .call_tool("echo", json!({"text": "still here"}))
+        .await
+        .unwrap();
 }

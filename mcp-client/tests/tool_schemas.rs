@@ -15,7 +15,10 @@ fn server(tools: Value, call: fn(&str) -> Value) -> Arc<FnServer> {
         "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
         "tools/list" => Reply::Ok(json!({"tools": tools.clone(), "ttlMs": 0})),
         "tools/call" => {
-            let name = r.params.as_ref().unwrap()["name"].as_str().unwrap().to_owned();
+            let name = r.params.as_ref().unwrap()["name"]
+                .as_str()
+                .unwrap()
+                .to_owned();
             Reply::Ok(call(&name))
         }
         _ => Reply::Err(-32601, "Method not found", None),
@@ -30,17 +33,22 @@ fn counting_tool() -> Value {
 #[tokio::test]
 async fn structured_content_is_checked_against_the_output_schema() {
     let tools = json!([counting_tool()]);
-    let good = server(tools.clone(), |_| {
-        json!({"content": [], "structuredContent": {"n": 3}})
-    });
+    let good = server(
+        tools.clone(),
+        |_| json!({"content": [], "structuredContent": {"n": 3}}),
+    );
     let client = Client::builder().connect(FnConnector(good)).await.unwrap();
     client.list_tools(None).await.unwrap();
     client.call_tool("count", Value::Null).await.unwrap();
 
-    let bad = server(tools.clone(), |_| {
-        json!({"content": [], "structuredContent": {"n": "three"}})
-    });
-    let client = Client::builder().connect(FnConnector(bad.clone())).await.unwrap();
+    let bad = server(
+        tools.clone(),
+        |_| json!({"content": [], "structuredContent": {"n": "three"}}),
+    );
+    let client = Client::builder()
+        .connect(FnConnector(bad.clone()))
+        .await
+        .unwrap();
     client.list_tools(None).await.unwrap();
     let e = client.call_tool("count", Value::Null).await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::InvalidResponse { .. }), "{e}");
@@ -56,12 +64,22 @@ async fn structured_content_is_checked_against_the_output_schema() {
     client.call_tool("count", Value::Null).await.unwrap();
 
     // An isError result is never checked.
-    let failing = server(tools, |_| {
-        json!({"content": [], "isError": true, "structuredContent": {"n": "nope"}})
-    });
-    let client = Client::builder().connect(FnConnector(failing)).await.unwrap();
+    let failing = server(
+        tools,
+        |_| json!({"content": [], "isError": true, "structuredContent": {"n": "nope"}}),
+    );
+    let client = Client::builder()
+        .connect(FnConnector(failing))
+        .await
+        .unwrap();
     client.list_tools(None).await.unwrap();
-    assert!(client.call_tool("count", Value::Null).await.unwrap().is_error());
+    assert!(
+        client
+            .call_tool("count", Value::Null)
+            .await
+            .unwrap()
+            .is_error()
+    );
 }
 
 #[tokio::test]
@@ -76,7 +94,10 @@ async fn schema_refs_are_never_fetched() {
         {"name": "local_file", "inputSchema": {"type": "object"},
          "outputSchema": {"$ref": "file:///etc/passwd"}},
     ]);
-    let s = server(tools, |_| json!({"content": [], "structuredContent": {"any": 1}}));
+    let s = server(
+        tools,
+        |_| json!({"content": [], "structuredContent": {"any": 1}}),
+    );
     let client = Client::builder().connect(FnConnector(s)).await.unwrap();
     let listed = client.list_all_tools().await.unwrap();
     assert_eq!(listed.len(), 2, "tools with refs are listed, untouched");

@@ -1,0 +1,137 @@
+//! Tasks, both flavours, behind one API.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{FnConnector, FnServer, Reply, discover_result, initialize_result};
+use mcp_client::handlers::elicitation_fn;
+use mcp_client::tasks::TaskStart;
+use mcp_client::{Client, EraMode};
+use mcp_protocol::types::{CallToolRequestParams, ContentBlock, ElicitResult, TaskStatus};
+use serde_json::{Map, json};
+
+fn text(result: &mcp_protocol::types::CallToolResult) -> String {
+    match &result.content[0] {
+        ContentBlock::Text(t) => t.text.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_extension_polls_answers_input_and_returns_the_result() {
+    let gets = AtomicUsize::new(0);
+    let server = FnServer::new(move |_, r| {
+        let p = r.params.clone().unwrap_or_default();
+        match r.method.as_str() {
+            "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
+            "tools/call" => {
+                let declared =
+                    &p["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"];
+                assert!(declared.get("io.modelcontextprotocol/tasks").is_some());
+                Reply::Ok(
+                    json!({"resultType": "task", "taskId": "t1", "status": "working",
+                    "ttlMs": 60000, "pollIntervalMs": 500}),
+                )
+            }
+            "tasks/get" => match gets.fetch_add(1, Ordering::SeqCst) {
+                0 => Reply::Ok(json!({"taskId": "t1", "status": "working"})),
+                1 => Reply::Ok(json!({"taskId": "t1", "status": "input_required",
+                    "inputRequests": {"who": {"method": "elicitation/create", "params": {
+                        "message": "Name?", "requestedSchema": {"type": "object",
+                        "properties": {"name": {"type": "string"}}}}}}})),
+                _ => Reply::Ok(json!({"taskId": "t1", "status": "completed",
+                    "result": {"content": [{"type": "text", "text": "done"}]}})),
+            },
+            "tasks/update" => {
+                assert_eq!(p["inputResponses"]["who"]["content"]["name"], "octocat");
+                Reply::Ok(json!({}))
+            }
+            "tasks/cancel" => Reply::Ok(json!({})),
+            _ => Reply::Err(-32601, "Method not found", None),
+        }
+    });
+    let client = Client::builder()
+        .tasks(true)
+        .elicitation_handler(elicitation_fn(|_| async {
+            let mut c = Map::new();
+            c.insert("name".into(), json!("octocat"));
+            Ok(ElicitResult::accept(c))
+        }))
+        .connect(FnConnector(server.clone()))
+        .await
+        .unwrap();
+    let TaskStart::Task(task) = client
+        .call_tool_as_task(CallToolRequestParams::new("long"), None)
+        .await
+        .unwrap()
+    else {
+        panic!("expected a task")
+    };
+    assert_eq!(task.id(), "t1");
+    let result = task.result().await.unwrap();
+    assert_eq!(text(&result), "done");
+    task.cancel().await.unwrap();
+    let methods: Vec<String> = server.methods().into_iter().map(|(_, m)| m).collect();
+    assert!(methods.contains(&"tasks/update".to_owned()), "{methods:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn experimental_tasks_of_2025_11_25() {
+    let server = FnServer::new(|_, r| {
+        let p = r.params.clone().unwrap_or_default();
+        match r.method.as_str() {
+            "initialize" => {
+                let mut result = initialize_result(r);
+                result["capabilities"]["tasks"] = json!({"requests": {"tools": {"call": {}}}});
+                Reply::Ok(result)
+            }
+            "tools/call" => {
+                assert_eq!(p["task"]["ttl"], 30000);
+                Reply::Ok(json!({"task": {"taskId": "x", "status": "working",
+                    "createdAt": "2025-11-25T00:00:00Z", "lastUpdatedAt": "2025-11-25T00:00:00Z",
+                    "ttl": 30000, "pollInterval": 100}}))
+            }
+            "tasks/get" => Reply::Ok(json!({"taskId": "x", "status": "working",
+                "createdAt": "2025-11-25T00:00:00Z", "lastUpdatedAt": "2025-11-25T00:00:00Z"})),
+            "tasks/result" => {
+                Reply::Ok(json!({"content": [{"type": "text", "text": "old style"}]}))
+            }
+            _ => Reply::Err(-32601, "Method not found", None),
+        }
+    });
+    let client = Client::builder()
+        .era(EraMode::Legacy)
+        .connect(FnConnector(server))
+        .await
+        .unwrap();
+    let TaskStart::Task(task) = client
+        .call_tool_as_task(
+            CallToolRequestParams::new("long"),
+            Some(std::time::Duration::from_secs(30)),
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("expected a task")
+    };
+    assert_eq!(task.status().await.unwrap().status, TaskStatus::Working);
+    assert_eq!(text(&task.result().await.unwrap()), "old style");
+}
+
+#[tokio::test]
+async fn tasks_need_a_flavour() {
+    let server = FnServer::new(|_, r| match r.method.as_str() {
+        "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
+        _ => Reply::Err(-32601, "Method not found", None),
+    });
+    let client = Client::builder()
+        .connect(FnConnector(server))
+        .await
+        .unwrap();
+    let e = client
+        .call_tool_as_task(CallToolRequestParams::new("t"), None)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("tasks are not available"), "{e}");
+}
