@@ -107,7 +107,9 @@ impl EventStream {
         }
     }
 
-    /// The next event; `None` once the connection is gone.
+    /// The next event; `None` once the client (every clone) is dropped.
+    /// A server that goes away simply sends no more: check
+    /// [`crate::Client::is_alive`].
     pub async fn recv(&mut self) -> Option<ServerEvent> {
         futures::StreamExt::next(self).await
     }

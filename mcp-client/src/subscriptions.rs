@@ -113,7 +113,7 @@ pub struct Subscription {
 }
 
 impl Subscription {
-    /// The next change; `None` once the connection is gone.
+    /// The next change; `None` once the client (every clone) is dropped.
     pub async fn recv(&mut self) -> Option<ServerEvent> {
         futures::StreamExt::next(self).await
     }

@@ -54,7 +54,8 @@ struct Entry {
     progress_token: Option<RequestId>,
 }
 
-/// What [`Correlator::route`] found for a notification's key.
+/// What [`Correlator::route_progress`] or [`Correlator::route_request`]
+/// found for a notification.
 #[derive(Debug)]
 pub enum Route {
     /// A live request matched; here is its listener, if it has one.
