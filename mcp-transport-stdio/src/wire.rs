@@ -1,0 +1,131 @@
+//! The two loops every newline-delimited transport runs: a reader that
+//! turns lines into engine input, and a writer that drains the engine's
+//! outbound queue.
+
+use futures::StreamExt;
+use mcp_protocol::Inbound;
+use mcp_protocol::framing::{encode_line, sniff_id};
+use mcp_protocol::jsonrpc::ParseErrorKind;
+use mcp_transport::{Engine, OutboundReceiver, TransportError, events};
+use serde_json::json;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio_util::codec::FramedRead;
+use tokio_util::sync::CancellationToken;
+
+use crate::codec::{Frame, LineDecoder};
+
+/// How much of a noisy line goes into the log and the event.
+const NOISE_SHOWN: usize = 200;
+/// The writer gathers queued messages into one write up to this size.
+const WRITE_BATCH: usize = 64 * 1024;
+
+/// How the reading side of a wire ended.
+#[derive(Debug)]
+pub(crate) enum ReadEnd {
+    /// The peer closed its side.
+    Eof,
+    /// Reading failed.
+    Failed(std::io::Error),
+}
+
+/// Reads frames until the stream ends, giving each to the engine. Bad
+/// lines cost only themselves. After the engine's shutdown the stream is
+/// still drained (so a peer writing during its own shutdown never blocks
+/// on a full pipe), but nothing more is delivered.
+pub(crate) async fn read_loop<R>(reader: R, engine: Engine, max: usize) -> ReadEnd
+where
+    R: AsyncRead + Unpin,
+{
+    let mut frames = FramedRead::new(reader, LineDecoder::new(max));
+    let shutdown = engine.shutdown_token();
+    while let Some(frame) = frames.next().await {
+        match frame {
+            Ok(frame) if !shutdown.is_cancelled() => handle_frame(&engine, frame, max),
+            Ok(_) => {}
+            Err(e) => return ReadEnd::Failed(e),
+        }
+    }
+    ReadEnd::Eof
+}
+
+fn handle_frame(engine: &Engine, frame: Frame, limit: usize) {
+    match frame {
+        Frame::Line(line) => handle_line(engine, &line),
+        Frame::TooLarge { seen, prefix } => {
+            let id = sniff_id(&prefix);
+            tracing::warn!(
+                size = seen,
+                limit,
+                id = ?id,
+                "skipping a message over the size limit (raise max_message_size to read it)"
+            );
+            engine.event(
+                events::TOO_LARGE,
+                json!({ "size": seen, "limit": limit, "id": id }),
+            );
+            if let Some(id) = id {
+                engine.fail_request(&id, TransportError::MessageTooLarge { size: seen, limit });
+            }
+        }
+        Frame::Skipped { size } => {
+            tracing::debug!(size, "skipped the over-long message; reading resumes");
+        }
+    }
+}
+
+fn handle_line(engine: &Engine, line: &[u8]) {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return;
+    }
+    if std::str::from_utf8(line).is_err() {
+        return noise(engine, line, "invalid UTF-8");
+    }
+    match Inbound::parse(line) {
+        Ok(inbound) => engine.receive_inbound(inbound),
+        Err(e) if matches!(e.kind, ParseErrorKind::NotJson(_)) => noise(engine, line, "not JSON"),
+        Err(e) => engine.receive_malformed(e),
+    }
+}
+
+fn noise(engine: &Engine, line: &[u8], why: &str) {
+    let shown = String::from_utf8_lossy(&line[..line.len().min(NOISE_SHOWN)]).into_owned();
+    tracing::warn!(
+        line = %shown,
+        len = line.len(),
+        "skipped a line on the server's stdout that is not JSON-RPC ({why}); \
+         servers must log to stderr"
+    );
+    engine.event(events::NOISE, json!({ "line": shown }));
+}
+
+/// Writes the engine's outbound items in order until the engine shuts down
+/// or the queue closes. Messages queued together go out in one write.
+pub(crate) async fn write_loop<W>(
+    mut writer: W,
+    mut outbound: OutboundReceiver,
+    shutdown: CancellationToken,
+) -> std::io::Result<()>
+where
+    W: AsyncWrite + Unpin,
+{
+    let mut buf = Vec::new();
+    loop {
+        let item = tokio::select! {
+            biased;
+            item = outbound.recv() => item,
+            _ = shutdown.cancelled() => None,
+        };
+        let Some(item) = item else { break };
+        buf.clear();
+        buf.extend_from_slice(&encode_line(&item.into_message()));
+        while buf.len() < WRITE_BATCH {
+            match outbound.try_recv() {
+                Ok(item) => buf.extend_from_slice(&encode_line(&item.into_message())),
+                Err(_) => break,
+            }
+        }
+        writer.write_all(&buf).await?;
+        writer.flush().await?;
+    }
+    writer.shutdown().await
+}

@@ -1,0 +1,596 @@
+//! The child-process transport against a real, misbehaving server process
+//! (`src/bin/misbehave.rs`). Bounds are generous (real processes on a
+//! loaded machine); the figures measured are printed (`--nocapture`).
+#![cfg(unix)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use mcp_protocol::{Notification, Request};
+use mcp_transport::{
+    CancellationToken, ConnectionHandlers, Connector, Listener, ListenerStream, RequestOptions,
+    Transport, TransportError, events,
+};
+use mcp_transport_stdio::{ChildTransport, EnvPolicy, StdioCommand};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-stdio-misbehave");
+const GRACE: Duration = Duration::from_millis(300);
+
+fn server() -> StdioCommand {
+    StdioCommand::new(BIN)
+        .name("misbehave")
+        .close_grace(GRACE)
+        .term_grace(GRACE)
+}
+
+fn spawn(cmd: &StdioCommand) -> (ChildTransport, ListenerStream) {
+    let (listener, stream) = Listener::channel(1024);
+    let t = cmd.spawn(ConnectionHandlers::new(listener)).expect("spawn");
+    (t, stream)
+}
+
+async fn call(
+    t: &dyn Transport,
+    id: i64,
+    method: &str,
+    params: Value,
+) -> Result<Value, TransportError> {
+    let options = RequestOptions::new().timeout(Duration::from_secs(10));
+    t.request(Request::new(id, method, Some(params)), options)
+        .await
+}
+
+async fn next_event(events: &mut ListenerStream) -> Notification {
+    tokio::time::timeout(Duration::from_secs(5), events.next())
+        .await
+        .expect("an event in time")
+        .expect("the listener is open")
+}
+
+fn pid_alive(pid: u32) -> bool {
+    // SAFETY: kill with signal 0 only checks for existence.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    if r == 0 {
+        return true;
+    }
+    let err = std::io::Error::last_os_error();
+    assert_eq!(err.raw_os_error(), Some(libc::ESRCH), "kill(pid, 0): {err}");
+    false
+}
+
+/// The state letter in /proc/<pid>/stat, and the parent pid.
+fn proc_state(pid: u32) -> Option<(char, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// A direct child must be gone and reaped at once.
+fn assert_reaped(pid: u32) {
+    assert!(!pid_alive(pid), "the server {pid} is still there");
+    assert!(proc_state(pid).is_none(), "the server {pid} left a zombie");
+}
+
+/// A grandchild must be dead at once (gone, or a zombie that is not ours
+/// to reap), and gone entirely once PID 1 has reaped it. Returns how long
+/// the latter took.
+async fn assert_grandchild_gone(pid: u32) -> Duration {
+    let start = Instant::now();
+    let me = std::process::id();
+    loop {
+        match proc_state(pid) {
+            None => break,
+            Some(('Z', ppid)) => {
+                assert_ne!(ppid, me, "a zombie grandchild of ours");
+            }
+            Some((state, _)) => assert!(
+                start.elapsed() < Duration::from_secs(1),
+                "the grandchild {pid} still runs (state {state})"
+            ),
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "the grandchild {pid} was never reaped"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!pid_alive(pid));
+    start.elapsed()
+}
+
+async fn read_pid_file(path: &std::path::Path) -> u32 {
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        assert!(start.elapsed() < Duration::from_secs(5), "no pid file");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn temp_file(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-stdio-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn echoes_and_closes_on_eof() {
+    let (t, _events) = spawn(&server());
+    let pid = t.pid().unwrap();
+    let r = call(&t, 1, "tools/list", json!({"a": 1})).await.unwrap();
+    assert_eq!(r["echo"], json!({"a": 1}));
+    assert_eq!(r["resultType"], "complete");
+    let start = Instant::now();
+    t.close().await;
+    let took = start.elapsed();
+    println!("close of a well-behaved server (exits on EOF): {took:?}");
+    assert!(took < GRACE, "it exits on EOF, before any signal");
+    assert_eq!(t.exit_status().and_then(|e| e.code), Some(0));
+    assert!(!t.is_alive());
+    assert!(t.stderr_tail().contains("stdin ended"));
+    assert_reaped(pid);
+    // Idempotent, and later requests fail with Closed.
+    t.close().await;
+    assert_eq!(
+        call(&t, 2, "x", json!({})).await,
+        Err(TransportError::Closed)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_flooding_stderr_is_answered() {
+    let bytes = Arc::new(AtomicUsize::new(0));
+    let counted = bytes.clone();
+    let cmd = server()
+        .arg("--stderr-flood")
+        .arg((2 << 20).to_string())
+        .on_stderr(move |line| {
+            counted.fetch_add(line.len() + 1, Ordering::Relaxed);
+        });
+    let (t, _events) = spawn(&cmd);
+    let start = Instant::now();
+    // 2 MiB written before the server reads anything: an undrained pipe
+    // (64 KiB) would block it forever.
+    let r = call(&t, 1, "echo", json!({"n": 1})).await.unwrap();
+    println!(
+        "answered after a 2 MiB stderr flood at start-up in {:?}",
+        start.elapsed()
+    );
+    assert_eq!(r["echo"]["n"], 1);
+    // And 1 MiB more in the middle of a request.
+    let start = Instant::now();
+    let r = call(&t, 2, "stderr", json!({"bytes": 1 << 20}))
+        .await
+        .unwrap();
+    println!(
+        "answered after a 1 MiB stderr flood before the answer in {:?}",
+        start.elapsed()
+    );
+    assert_eq!(r["echo"]["bytes"], 1 << 20);
+    assert!(bytes.load(Ordering::Relaxed) >= 3 << 20);
+    let tail = t.stderr_tail();
+    assert!(tail.len() <= 64 * 1024, "the tail is bounded");
+    assert!(tail.lines().count() <= 50, "the tail is bounded");
+    assert!(tail.contains("noise on stderr"));
+    t.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn junk_on_stdout_costs_only_its_line() {
+    let (t, mut events) = spawn(&server());
+    for (id, method) in [
+        (1, "junk/ascii"),
+        (2, "junk/utf8"),
+        (3, "junk/json"),
+        (4, "junk/null_id"),
+    ] {
+        let r = call(&t, id, method, json!({"id": id})).await;
+        assert_eq!(r.unwrap()["echo"]["id"], id, "{method}");
+    }
+    let ascii = next_event(&mut events).await;
+    assert_eq!(ascii.method, events::NOISE);
+    assert!(
+        ascii.params.unwrap()["line"]
+            .as_str()
+            .unwrap()
+            .starts_with("Server starting")
+    );
+    let utf8 = next_event(&mut events).await;
+    assert_eq!(utf8.method, events::NOISE);
+    assert_eq!(next_event(&mut events).await.method, events::MALFORMED);
+    let null_id = next_event(&mut events).await;
+    assert_eq!(null_id.method, events::NULL_ID_ERROR);
+    assert_eq!(null_id.params.unwrap()["error"]["code"], -32700);
+    assert_eq!(call(&t, 5, "echo", json!(5)).await.unwrap()["echo"], 5);
+    assert!(t.is_alive());
+    t.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_limit_lines_are_skipped_and_fail_their_request() {
+    const LIMIT: usize = 4096;
+    let (t, mut events) = spawn(&server().max_message_size(LIMIT));
+    // A line over the limit with no id: skipped, the request succeeds.
+    let r = call(&t, 1, "big/noid", json!({"size": LIMIT * 4})).await;
+    assert_eq!(r.unwrap()["echo"]["size"], LIMIT * 4);
+    let e = next_event(&mut events).await;
+    assert_eq!(e.method, events::TOO_LARGE);
+    assert_eq!(e.params.as_ref().unwrap()["id"], Value::Null);
+    assert_eq!(e.params.as_ref().unwrap()["limit"], LIMIT);
+
+    // An answer over the limit: its request fails with MessageTooLarge.
+    let start = Instant::now();
+    let r = call(&t, 2, "big", json!({"size": 1 << 20})).await;
+    match r {
+        Err(TransportError::MessageTooLarge { size, limit }) => {
+            assert_eq!(limit, LIMIT);
+            assert!(size > LIMIT);
+        }
+        other => panic!("expected MessageTooLarge, got {other:?}"),
+    }
+    println!(
+        "a 1 MiB answer over a 4 KiB limit failed its request in {:?}",
+        start.elapsed()
+    );
+    let e = next_event(&mut events).await;
+    assert_eq!(e.method, events::TOO_LARGE);
+    assert_eq!(e.params.unwrap()["id"], 2);
+    // Reading resumed after the discarded megabyte.
+    assert_eq!(call(&t, 3, "echo", json!(3)).await.unwrap()["echo"], 3);
+    // A line just under the limit still passes.
+    let r = call(&t, 4, "echo", json!("y".repeat(LIMIT - 100))).await;
+    assert!(r.is_ok());
+    t.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_dying_mid_request_fails_every_pending_request() {
+    let (t, _events) = spawn(&server());
+    let pid = t.pid().unwrap();
+    let t: Arc<dyn Transport> = Arc::new(t);
+    let hanging = t.request(Request::new(1, "hang", None), RequestOptions::new());
+    // Make sure the hang is on the wire and read before the death.
+    assert!(call(&*t, 2, "echo", json!(2)).await.is_ok());
+    let start = Instant::now();
+    let dying = call(
+        &*t,
+        3,
+        "die",
+        json!({"code": 3, "message": "fatal: out of cheese"}),
+    )
+    .await;
+    let took = start.elapsed();
+    let hanging = hanging.await;
+    println!("a request whose server exits (code 3) mid-request failed in {took:?}");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    for r in [dying, hanging] {
+        match r {
+            Err(TransportError::ServerGone(info)) => {
+                assert_eq!(info.reason, "the server exited");
+                assert_eq!(info.exit.and_then(|e| e.code), Some(3), "{info}");
+                let tail = info.stderr_tail.as_deref().unwrap_or_default();
+                assert!(tail.ends_with("fatal: out of cheese"), "tail: {tail:?}");
+            }
+            other => panic!("expected ServerGone, got {other:?}"),
+        }
+    }
+    assert!(!t.is_alive());
+    assert!(matches!(
+        call(&*t, 4, "echo", json!(4)).await,
+        Err(TransportError::ServerGone(_))
+    ));
+    assert_reaped(pid);
+    t.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_by_a_signal_is_noticed_at_once() {
+    let (t, _events) = spawn(&server());
+    let pid = t.pid().unwrap();
+    let pending = t.request(Request::new(1, "hang", None), RequestOptions::new());
+    assert!(call(&t, 2, "echo", json!(2)).await.is_ok());
+    let start = Instant::now();
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) }, 0);
+    let r = pending.await;
+    let took = start.elapsed();
+    println!("a pending request failed {took:?} after its server was SIGKILLed");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    match r {
+        Err(TransportError::ServerGone(info)) => {
+            assert_eq!(info.exit.and_then(|e| e.signal), Some(libc::SIGKILL));
+            assert!(info.to_string().contains("killed by signal 9"), "{info}");
+        }
+        other => panic!("expected ServerGone, got {other:?}"),
+    }
+    assert!(!t.is_alive());
+    t.close().await;
+    assert_reaped(pid);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_closing_its_stdout_is_gone_though_it_runs() {
+    let (t, _events) = spawn(&server());
+    let pid = t.pid().unwrap();
+    let pending = t.request(Request::new(1, "hang", None), RequestOptions::new());
+    let start = Instant::now();
+    let r = call(&t, 2, "close_stdout", json!({})).await;
+    let took = start.elapsed();
+    println!("a request whose server closed its stdout (and runs on) failed in {took:?}");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    for r in [r, pending.await] {
+        match r {
+            Err(TransportError::ServerGone(info)) => {
+                assert_eq!(info.reason, "the server closed its stdout");
+                assert_eq!(info.exit, None);
+            }
+            other => panic!("expected ServerGone, got {other:?}"),
+        }
+    }
+    assert!(!t.is_alive());
+    assert!(pid_alive(pid), "it still runs");
+    let start = Instant::now();
+    t.close().await;
+    println!("closing it took {:?}", start.elapsed());
+    assert_eq!(t.exit_status().and_then(|e| e.signal), Some(libc::SIGTERM));
+    assert_reaped(pid);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_reads_stdin_never_hangs_us() {
+    let (t, _events) = spawn(&server().arg("--no-read"));
+    let pid = t.pid().unwrap();
+    // Fill the pipe (64 KiB) so that the writer blocks for good.
+    let big = json!("z".repeat(256 * 1024));
+    let stuck: Vec<_> = (0..4)
+        .map(|i| {
+            t.request(
+                Request::new(100 + i, "echo", Some(big.clone())),
+                RequestOptions::new(),
+            )
+        })
+        .collect();
+    let start = Instant::now();
+    let r = t
+        .request(
+            Request::new(1, "echo", None),
+            RequestOptions::new().timeout(Duration::from_millis(300)),
+        )
+        .await;
+    let took = start.elapsed();
+    println!("a request to a server that never reads timed out after {took:?} (timeout 300 ms)");
+    assert!(matches!(r, Err(TransportError::Timeout { .. })), "{r:?}");
+    assert!(took < Duration::from_secs(1));
+    let start = Instant::now();
+    t.close().await;
+    let took = start.elapsed();
+    println!("close of a server that never reads took {took:?} (grace {GRACE:?}, then SIGTERM)");
+    // EOF cannot reach it; SIGTERM does.
+    assert!(took < 2 * GRACE + Duration::from_secs(1), "took {took:?}");
+    assert_eq!(t.exit_status().and_then(|e| e.signal), Some(libc::SIGTERM));
+    for f in stuck {
+        assert_eq!(f.await, Err(TransportError::Closed));
+    }
+    assert_reaped(pid);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_kills_a_server_ignoring_eof_and_sigterm_with_its_grandchild() {
+    let pid_file = temp_file("close-grandchild");
+    let cmd = server()
+        .args(["--ignore-eof", "--ignore-term", "--grandchild"])
+        .arg(&pid_file);
+    let (t, _events) = spawn(&cmd);
+    let pid = t.pid().unwrap();
+    let grandchild = read_pid_file(&pid_file).await;
+    assert!(pid_alive(grandchild));
+    assert!(call(&t, 1, "echo", json!(1)).await.is_ok());
+    let start = Instant::now();
+    t.close().await;
+    let took = start.elapsed();
+    println!(
+        "close of a server ignoring EOF and SIGTERM took {took:?} (graces {GRACE:?} + {GRACE:?})"
+    );
+    assert!(took >= 2 * GRACE, "SIGKILL came early: {took:?}");
+    assert!(took < 2 * GRACE + Duration::from_secs(1), "took {took:?}");
+    assert_eq!(t.exit_status().and_then(|e| e.signal), Some(libc::SIGKILL));
+    assert_reaped(pid);
+    let reaped = assert_grandchild_gone(grandchild).await;
+    println!("the grandchild was reaped by PID 1 {reaped:?} after close returned");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grandchild_outliving_its_parent_is_killed() {
+    // The server exits on EOF at once, but its grandchild would run on
+    // (like the real server behind a wrapper that died).
+    let pid_file = temp_file("orphan-grandchild");
+    let (t, _events) = spawn(&server().arg("--grandchild").arg(&pid_file));
+    let pid = t.pid().unwrap();
+    let grandchild = read_pid_file(&pid_file).await;
+    assert!(call(&t, 1, "echo", json!(1)).await.is_ok());
+    let start = Instant::now();
+    t.close().await;
+    let took = start.elapsed();
+    println!("close of a server exiting on EOF, leaving a grandchild, took {took:?}");
+    assert!(took < GRACE, "no signal was needed for the server");
+    assert_eq!(t.exit_status().and_then(|e| e.code), Some(0));
+    assert_reaped(pid);
+    assert_grandchild_gone(grandchild).await;
+
+    // The same when the server dies on its own.
+    let pid_file = temp_file("orphan-grandchild-2");
+    let (t, _events) = spawn(&server().arg("--grandchild").arg(&pid_file));
+    let grandchild = read_pid_file(&pid_file).await;
+    let r = call(&t, 1, "die", json!({"code": 1, "message": "bye"})).await;
+    assert!(matches!(r, Err(TransportError::ServerGone(_))));
+    assert_grandchild_gone(grandchild).await;
+    drop(t);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drop_without_close_kills_the_group_synchronously() {
+    let pid_file = temp_file("drop-grandchild");
+    let cmd = server()
+        .args(["--ignore-eof", "--ignore-term", "--grandchild"])
+        .arg(&pid_file);
+    let (t, _events) = spawn(&cmd);
+    let pid = t.pid().unwrap();
+    let grandchild = read_pid_file(&pid_file).await;
+    assert!(call(&t, 1, "echo", json!(1)).await.is_ok());
+    let pending = t.request(Request::new(2, "hang", None), RequestOptions::new());
+    let start = Instant::now();
+    drop(t);
+    let took = start.elapsed();
+    println!("drop (SIGKILL to the group, synchronous reap) took {took:?}");
+    // Reaped before drop returned: no task had to run.
+    assert_reaped(pid);
+    assert!(took < Duration::from_secs(1));
+    assert_eq!(pending.await, Err(TransportError::Closed));
+    let reaped = assert_grandchild_gone(grandchild).await;
+    println!("the grandchild was reaped by PID 1 {reaped:?} after drop returned");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drop_outside_any_task_still_kills() {
+    let (t, _events) = spawn(&server().arg("--ignore-term"));
+    let pid = t.pid().unwrap();
+    assert!(call(&t, 1, "echo", json!(1)).await.is_ok());
+    // Dropped on a plain thread, no runtime context at all.
+    std::thread::spawn(move || drop(t)).join().unwrap();
+    assert_reaped(pid);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_sends_notifications_cancelled() {
+    let (t, _events) = spawn(&server());
+    let token = CancellationToken::new();
+    let pending = t.request(
+        Request::new("req-7", "hang", None),
+        RequestOptions::new().cancellation(token.clone()),
+    );
+    assert!(call(&t, 1, "echo", json!(1)).await.is_ok());
+    token.cancel();
+    assert_eq!(pending.await, Err(TransportError::Cancelled));
+    // Dropping a future is a cancel too.
+    drop(t.request(Request::new(8, "hang", None), RequestOptions::new()));
+    let seen = call(&t, 2, "seen", json!({})).await.unwrap();
+    let seen = seen["seen"].as_array().unwrap();
+    let cancelled: Vec<&Value> = seen
+        .iter()
+        .filter(|n| n["method"] == "notifications/cancelled")
+        .map(|n| &n["params"]["requestId"])
+        .collect();
+    assert_eq!(cancelled, [&json!("req-7"), &json!(8)]);
+    t.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connector_starts_the_command_again() {
+    let cmd = server();
+    let connector: Arc<dyn Connector> = Arc::new(cmd);
+    let first = connector
+        .connect(ConnectionHandlers::discard())
+        .await
+        .unwrap();
+    // The first one dies on its first request, like an rmcp server on the
+    // era probe.
+    let r = call(
+        &*first,
+        1,
+        "die",
+        json!({"code": 1, "message": "unknown method"}),
+    )
+    .await;
+    assert!(matches!(r, Err(TransportError::ServerGone(_))));
+    let second = connector
+        .connect(ConnectionHandlers::discard())
+        .await
+        .unwrap();
+    assert_eq!(
+        call(&*second, 1, "echo", json!(1)).await.unwrap()["echo"],
+        1
+    );
+    second.close().await;
+
+    let missing: Arc<dyn Connector> = Arc::new(StdioCommand::new("/nonexistent/mcp-server"));
+    match missing.connect(ConnectionHandlers::discard()).await {
+        Err(TransportError::ServerGone(info)) => {
+            assert!(info.reason.contains("could not start"), "{info}");
+        }
+        other => panic!("expected ServerGone, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn environment_and_working_directory() {
+    let value = async |cmd: StdioCommand, name: &str| {
+        let (t, _e) = spawn(&cmd);
+        let v = call(&t, 1, "env", json!({"name": name})).await.unwrap()["value"].clone();
+        t.close().await;
+        v
+    };
+    // Some variable of ours that the minimal policy does not pass on.
+    let (secret, secret_value) = std::env::vars()
+        .find(|(k, _)| !mcp_transport_stdio::MINIMAL_ENV_VARS.contains(&k.as_str()))
+        .expect("the test runs with some environment");
+    assert_eq!(value(server(), &secret).await, json!(secret_value));
+    assert_eq!(
+        value(server().env_policy(EnvPolicy::Minimal), &secret).await,
+        Value::Null
+    );
+    if let Ok(path) = std::env::var("PATH") {
+        assert_eq!(
+            value(server().env_policy(EnvPolicy::Minimal), "PATH").await,
+            json!(path)
+        );
+    }
+    let empty = server()
+        .env_policy(EnvPolicy::Empty)
+        .env("MCP_TEST_VAR", "42");
+    assert_eq!(value(empty.clone(), "MCP_TEST_VAR").await, json!("42"));
+    assert_eq!(value(empty, "PATH").await, Value::Null);
+    let allow = server().env_policy(EnvPolicy::AllowList(vec![secret.clone()]));
+    assert_eq!(value(allow, &secret).await, json!(secret_value));
+
+    let dir = std::env::temp_dir().canonicalize().unwrap();
+    let (t, _e) = spawn(&server().current_dir(&dir));
+    let cwd = call(&t, 1, "cwd", json!({})).await.unwrap();
+    assert_eq!(cwd["cwd"], json!(dir));
+    t.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawn_failure_is_an_io_error() {
+    let err = StdioCommand::new("/nonexistent/mcp-server")
+        .spawn(ConnectionHandlers::discard())
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_concurrent_requests_are_correlated() {
+    let (t, _events) = spawn(&server());
+    let t = Arc::new(t);
+    let futures: Vec<_> = (0..200)
+        .map(|i| {
+            let t = t.clone();
+            tokio::spawn(async move { call(&*t, i, "echo", json!(i)).await })
+        })
+        .collect();
+    for (i, f) in futures.into_iter().enumerate() {
+        assert_eq!(f.await.unwrap().unwrap()["echo"], i);
+    }
+    t.close().await;
+}

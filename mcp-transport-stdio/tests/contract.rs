@@ -1,0 +1,54 @@
+//! The transport contract suite (`mcp-testkit`), over an in-memory duplex
+//! and over a real child process (the testkit's relay binary).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_testkit::contract::{Harness, LinePeer, run_contract_suite};
+use mcp_transport::ConnectionHandlers;
+use mcp_transport_stdio::StreamTransport;
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn contract_over_a_duplex() {
+    let report = run_contract_suite(|handlers: ConnectionHandlers| async move {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (read, write) = tokio::io::split(theirs);
+        let transport = StreamTransport::builder()
+            .name("duplex")
+            .build_duplex(ours, handlers);
+        Harness::new(Arc::new(transport), LinePeer::new(read, write))
+    })
+    .await;
+    println!("{report}");
+    report.assert_all_passed();
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_over_a_child_process() {
+    use mcp_testkit::contract::RelayServer;
+    use mcp_transport_stdio::StdioCommand;
+
+    let relay = Arc::new(RelayServer::bind().await.expect("bind the relay listener"));
+    let argv = relay.argv();
+    let command = StdioCommand::new(&argv[0])
+        .args(&argv[1..])
+        .name("relay")
+        .close_grace(Duration::from_millis(500))
+        .term_grace(Duration::from_millis(500));
+    let report = run_contract_suite(move |handlers: ConnectionHandlers| {
+        let relay = relay.clone();
+        let command = command.clone();
+        async move {
+            let transport = command.spawn(handlers).expect("start the relay");
+            let peer = tokio::time::timeout(Duration::from_secs(30), relay.accept())
+                .await
+                .expect("the relay connects in time")
+                .expect("accept the relay");
+            Harness::new(Arc::new(transport), peer)
+        }
+    })
+    .await;
+    println!("{report}");
+    report.assert_all_passed();
+}
