@@ -1,3 +1,188 @@
-//! The `mcp` command (being written).
+//! `mcp`: inspect and drive any MCP server from a terminal.
+//!
+//! Built on the public API of `mcp-client` only. With no server given, it
+//! serves the embedded reference server (the testkit's fake server, both
+//! eras) in process, so it works on a fresh machine with nothing else
+//! installed.
+//!
+//! # Usage
+//!
+//! ```text
+//! mcp [OPTIONS] [COMMAND] [ARGS]... [-- PROGRAM [ARGS]...]
+//! ```
+//!
+//! The server: `--stdio 'COMMAND LINE'` (split like a shell would) or
+//! everything after `--` runs as a child process speaking stdio
+//! (`--env K=V`, `--cwd DIR`); `--era auto|legacy|modern` and
+//! `--protocol-version V` choose how to speak; `--timeout SECS` bounds each
+//! call (progress notifications restart it).
+//!
+//! ```text
+//! mcp inspect                                   # the embedded server
+//! mcp tools list -- npx -y @modelcontextprotocol/server-everything
+//! mcp --stdio 'uvx my-server --flag' --json tools list
+//! mcp tools call structured a=2 b=3             # a and b typed by the input schema
+//! mcp tools call echo --args '{"text": "hi"}'
+//! mcp resources read fake://text/hello
+//! mcp prompts get greeting name=Ada
+//! mcp complete prompt greeting name A
+//! mcp ping
+//! mcp watch -- ./my-server                      # change notifications, until Ctrl-C
+//! ```
+//!
+//! Commands: `inspect` (the default), `tools list`, `tools call NAME
+//! [KEY=VALUE…] [--args JSON]`, `resources list|templates|read URI`,
+//! `prompts list|get NAME [KEY=VALUE…]`, `complete prompt|resource REF
+//! ARGUMENT [VALUE]`, `ping`, `watch`.
+//!
+//! # Output
+//!
+//! Tables and text for people; `--json` prints exactly the typed result
+//! as JSON (lists as `{"tools": […]}` and so on, every page fetched;
+//! `inspect` as `{"verdict", "tools", "resources", "resourceTemplates",
+//! "prompts"}`; `watch` one notification per line). Errors go to stderr.
+//! A tool result with `isError: true` is a result: printed (marked on a
+//! terminal), exit code 0. On a terminal, a progress bar follows the
+//! server's progress notifications.
+//!
+//! # What the CLI offers the server
+//!
+//! Only what it can do: elicitation when stdin is a terminal (a prompt per
+//! form field, with defaults and choices) or `--elicit-json JSON` is given;
+//! sampling only with `--sampling-echo` (for testing: answers with an
+//! echo); roots only with `--root PATH` (repeatable). The server's stderr
+//! is captured (its last lines shown if it dies) and shown, prefixed, with
+//! `-v` (with the library's warnings); `-vv` adds debug logs.
+//!
+//! # Exit codes
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | success (a tool result with `isError: true` too) |
+//! | 1 | the server answered with an error, or an answer that breaks the protocol |
+//! | 2 | usage: bad command line or arguments |
+//! | 3 | connection: the server could not be started or reached, or went away |
+//! | 4 | timeout: no answer in time |
+//! | 130 | interrupted: Ctrl-C cancelled the call on the wire and stopped the server |
 
-fn main() {}
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use mcp_client::transport::CancellationToken;
+
+mod args;
+mod commands;
+mod connect;
+mod exit;
+mod output;
+mod progress;
+mod prompts;
+
+use args::Cli;
+use commands::Ctx;
+use exit::{Failure, Outcome};
+use output::Output;
+use progress::Progress;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse_args(std::env::args_os());
+    init_logs(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcp: error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(run(cli));
+    // A prompt may still be blocked reading stdin: do not wait for it.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.report(),
+    }
+}
+
+async fn run(cli: Cli) -> Outcome {
+    let interrupted = on_interrupt();
+    let progress = Progress::new(std::io::stderr().is_terminal());
+    let out = Output {
+        json: cli.json,
+        terminal: std::io::stdout().is_terminal(),
+    };
+    let server = connect::Server::from_cli(&cli)?;
+    let builder = connect::builder(&cli, &progress, std::io::stdin().is_terminal())?;
+    let client = tokio::select! {
+        client = connect::connect(&cli, server, builder) => client?,
+        // Dropping the connect future stops a server being started.
+        () = interrupted.cancelled() => return Err(Failure::interrupted()),
+    };
+    let ctx = Ctx {
+        client,
+        out,
+        progress,
+        cancel: CancellationToken::new(),
+        timeout: cli.server.timeout,
+    };
+    let outcome = tokio::select! {
+        outcome = commands::run(&ctx, cli.command) => outcome,
+        () = interrupted.cancelled() => {
+            // Cancels the call in flight on the wire (dropping it would too).
+            ctx.cancel.cancel();
+            Err(Failure::interrupted())
+        }
+    };
+    ctx.progress.clear();
+    ctx.client.close().await;
+    outcome
+}
+
+/// A token cancelled at the first Ctrl-C (SIGINT), which no longer ends the
+/// process by itself.
+fn on_interrupt() -> CancellationToken {
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        // Installed now, not at the first poll, so no Ctrl-C is missed.
+        if let Ok(mut sigint) = signal(SignalKind::interrupt()) {
+            tokio::spawn(async move {
+                sigint.recv().await;
+                cancel.cancel();
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+        }
+    });
+    token
+}
+
+/// The library's errors by default, warnings with `-v`, debug logs with
+/// `-vv` (`MCP_LOG` overrides, as an env-filter). Server stderr lines are shown
+/// by the stdio transport's callback (`-v`), not through the logs.
+fn init_logs(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "error",
+        1 => "warn",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = std::env::var("MCP_LOG").unwrap_or_else(|_| default.to_owned());
+    let filter = format!("{filter},{}=off", mcp_transport_stdio::STDERR_TARGET);
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}

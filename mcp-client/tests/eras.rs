@@ -1,52 +1,14 @@
 //! The same user code against the fake server in each era, in process; each
 //! typed method in each era; methods refused by revision or capability.
 
+mod common;
+
+use common::user_code;
 use mcp_client::{Client, EraMode, ErrorKind};
 use mcp_protocol::Era;
-use mcp_protocol::types::{CompleteRequestParams, ContentBlock, Reference, ResourceContents};
+use mcp_protocol::types::{CompleteRequestParams, Reference};
 use mcp_testkit::fake::{FakeConfig, FakeServer};
 use serde_json::{Value, json};
-
-fn text_of(content: &[ContentBlock]) -> String {
-    content
-        .iter()
-        .filter_map(|c| match c {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// What a user writes, whatever the era.
-pub async fn user_code(client: &Client) {
-    let tools = client.list_all_tools().await.unwrap();
-    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
-
-    let result = client
-        .call_tool("echo", json!({"text": "hi"}))
-        .await
-        .unwrap();
-    assert!(!result.is_error());
-    assert_eq!(text_of(&result.content), "hi");
-
-    let read = client.read_resource("fake://text/hello").await.unwrap();
-    match &read.contents[0] {
-        ResourceContents::Text(t) => assert_eq!(t.text, "Hello from the fake MCP server.\n"),
-        other => panic!("expected text, got {other:?}"),
-    }
-    let blob = client.read_resource("fake://blob/bytes").await.unwrap();
-    match &blob.contents[0] {
-        ResourceContents::Blob(b) => assert_eq!(b.blob, "AAEC/v8="),
-        other => panic!("expected a blob, got {other:?}"),
-    }
-
-    let prompt = client
-        .get_prompt("greeting", [("name".to_owned(), "Ada".to_owned())])
-        .await
-        .unwrap();
-    let rendered = serde_json::to_string(&prompt.messages).unwrap();
-    assert!(rendered.contains("Ada"), "{rendered}");
-}
 
 async fn connect(config: FakeConfig) -> Client {
     Client::builder()

@@ -13,6 +13,8 @@ use mcp_protocol::{ErrorObject, ErrorResponse, Message, Request, Response};
 use mcp_transport::{
     ConnectionHandlers, Connector, Engine, ExitInfo, GoneInfo, Transport, TransportError,
 };
+use mcp_client::Client;
+use mcp_protocol::types::{ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
 /// How the server answers one request.
@@ -162,3 +164,45 @@ pub fn legacy_after(probe: impl Fn(usize) -> Reply + Send + Sync + 'static) -> A
         _ => Reply::Err(-32601, "no such method", None),
     })
 }
+
+fn text_of(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What a user writes, whatever the era.
+pub async fn user_code(client: &Client) {
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+
+    let result = client
+        .call_tool("echo", json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert!(!result.is_error());
+    assert_eq!(text_of(&result.content), "hi");
+
+    let read = client.read_resource("fake://text/hello").await.unwrap();
+    match &read.contents[0] {
+        ResourceContents::Text(t) => assert_eq!(t.text, "Hello from the fake MCP server.\n"),
+        other => panic!("expected text, got {other:?}"),
+    }
+    let blob = client.read_resource("fake://blob/bytes").await.unwrap();
+    match &blob.contents[0] {
+        ResourceContents::Blob(b) => assert_eq!(b.blob, "AAEC/v8="),
+        other => panic!("expected a blob, got {other:?}"),
+    }
+
+    let prompt = client
+        .get_prompt("greeting", [("name".to_owned(), "Ada".to_owned())])
+        .await
+        .unwrap();
+    let rendered = serde_json::to_string(&prompt.messages).unwrap();
+    assert!(rendered.contains("Ada"), "{rendered}");
+}
+

@@ -1,0 +1,306 @@
+//! The command line, as clap derive structs.
+//!
+//! Everything after the first `--` is the server's command line (program
+//! and arguments); it is split off before clap sees the rest, so that a
+//! subcommand and its arguments can come first:
+//! `mcp tools list -- npx -y @modelcontextprotocol/server-everything`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::exit::EXIT_CODES_HELP;
+
+/// Inspect and drive any MCP server from a terminal.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp",
+    version,
+    override_usage = "mcp [OPTIONS] [COMMAND] [ARGS]... [-- PROGRAM [ARGS]...]",
+    after_help = EXIT_CODES_HELP,
+)]
+pub(crate) struct Cli {
+    /// Which server, and how to talk to it.
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+
+    /// What the CLI offers the server.
+    #[command(flatten)]
+    pub(crate) offer: OfferArgs,
+
+    /// Print exactly the typed result as JSON (for scripts).
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Show the server's stderr, prefixed, and the library's warnings (-v);
+    /// debug logs too (-vv).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub(crate) verbose: u8,
+
+    /// What to do (default: inspect).
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+
+    /// The server's command line given after `--` (split off before
+    /// parsing).
+    #[arg(skip)]
+    pub(crate) program: Vec<String>,
+}
+
+/// How to reach the server.
+#[derive(Debug, Args)]
+pub(crate) struct ServerArgs {
+    /// Run this command line as a stdio server (split like a shell would).
+    /// Without --stdio or `-- PROGRAM`, the embedded reference server is
+    /// served in process.
+    #[arg(long, value_name = "COMMAND LINE", global = true)]
+    pub(crate) stdio: Option<String>,
+
+    /// Set an environment variable for the server (repeatable).
+    #[arg(long, value_name = "K=V", value_parser = parse_env, global = true)]
+    pub(crate) env: Vec<(String, String)>,
+
+    /// The server's working directory.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub(crate) cwd: Option<PathBuf>,
+
+    /// Which protocol era to speak.
+    #[arg(long, value_enum, default_value_t = EraArg::Auto, global = true)]
+    pub(crate) era: EraArg,
+
+    /// Offer only this protocol revision (such as 2025-06-18 or 2026-07-28).
+    #[arg(long, value_name = "V", global = true)]
+    pub(crate) protocol_version: Option<String>,
+
+    /// Give up on a call after this many seconds without an answer (default
+    /// 60; each progress notification from the server restarts the wait).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, global = true)]
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// What the CLI declares to the server, and how it answers.
+#[derive(Debug, Args)]
+pub(crate) struct OfferArgs {
+    /// Answer elicitation requests with this JSON: the form's content, or a
+    /// whole result such as {"action":"decline"}. Without it, the CLI asks
+    /// on the terminal when stdin is one, and offers no elicitation
+    /// otherwise.
+    #[arg(long, value_name = "JSON", global = true)]
+    pub(crate) elicit_json: Option<String>,
+
+    /// Answer sampling requests by echoing the last message (for testing;
+    /// without it the CLI offers no sampling).
+    #[arg(long, global = true)]
+    pub(crate) sampling_echo: bool,
+
+    /// Offer this directory as a root (repeatable; without it, no roots).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub(crate) root: Vec<PathBuf>,
+}
+
+/// The protocol era to speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum EraArg {
+    /// Probe with server/discover, fall back to initialize.
+    Auto,
+    /// initialize only (2024-11-05 to 2025-11-25).
+    Legacy,
+    /// Stateless requests only (2026-07-28).
+    Modern,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Show the era, version, server info, instructions, capabilities, and
+    /// every tool, resource, template and prompt.
+    Inspect,
+    /// List or call tools.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// List, read resources and templates.
+    #[command(subcommand)]
+    Resources(ResourcesCommand),
+    /// List or get prompts.
+    #[command(subcommand)]
+    Prompts(PromptsCommand),
+    /// Ask for completions of a prompt's or a resource template's argument.
+    Complete(CompleteArgs),
+    /// Check that the server answers (ping; server/discover in modern).
+    Ping,
+    /// Print change notifications as they come, until Ctrl-C.
+    Watch(WatchArgs),
+}
+
+/// `mcp tools …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ToolsCommand {
+    /// List every tool.
+    List,
+    /// Call a tool: `mcp tools call NAME k=v …`; values are typed by the
+    /// tool's input schema (`n=3` is a number where the schema says so).
+    Call {
+        /// The tool's name.
+        name: String,
+        /// Arguments as KEY=VALUE.
+        #[arg(value_name = "KEY=VALUE")]
+        arguments: Vec<String>,
+        /// Arguments as a JSON object (KEY=VALUE pairs are added on top).
+        #[arg(long = "args", value_name = "JSON")]
+        args_json: Option<String>,
+    },
+}
+
+/// `mcp resources …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ResourcesCommand {
+    /// List every resource.
+    List,
+    /// List every resource template.
+    Templates,
+    /// Read a resource (blobs are written decoded when stdout is not a
+    /// terminal).
+    Read {
+        /// The resource's URI.
+        uri: String,
+    },
+}
+
+/// `mcp prompts …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum PromptsCommand {
+    /// List every prompt.
+    List,
+    /// Get a prompt with its arguments.
+    Get {
+        /// The prompt's name.
+        name: String,
+        /// Arguments as KEY=VALUE.
+        #[arg(value_name = "KEY=VALUE")]
+        arguments: Vec<String>,
+    },
+}
+
+/// What a completion is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RefKind {
+    /// A prompt, by name.
+    Prompt,
+    /// A resource template, by URI template.
+    Resource,
+}
+
+/// `mcp complete prompt|resource REF ARGUMENT [VALUE]`.
+#[derive(Debug, Args)]
+pub(crate) struct CompleteArgs {
+    /// Whether REF names a prompt or a resource template.
+    #[arg(value_enum)]
+    pub(crate) kind: RefKind,
+    /// The prompt's name or the template's URI template.
+    #[arg(value_name = "REF")]
+    pub(crate) reference: String,
+    /// The argument to complete.
+    pub(crate) argument: String,
+    /// What has been typed so far.
+    #[arg(default_value = "")]
+    pub(crate) value: String,
+    /// Values of other arguments already given, as KEY=VALUE (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub(crate) context: Vec<String>,
+}
+
+/// `mcp watch`.
+#[derive(Debug, Args)]
+pub(crate) struct WatchArgs {
+    /// Also watch this resource's changes (repeatable).
+    #[arg(long, value_name = "URI")]
+    pub(crate) resource: Vec<String>,
+    /// Stop after this many notifications.
+    #[arg(long, value_name = "N")]
+    pub(crate) count: Option<u64>,
+}
+
+impl Cli {
+    /// Parses the process's arguments; exits on `--help`, `--version` and
+    /// usage errors (with code 2), as clap does.
+    pub(crate) fn parse_args(args: impl IntoIterator<Item = OsString>) -> Cli {
+        let mut args: Vec<OsString> = args.into_iter().collect();
+        let program = match args.iter().position(|a| a == "--") {
+            Some(at) => {
+                let rest = args.split_off(at + 1);
+                args.pop();
+                rest.into_iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        let mut cli = Cli::parse_from(args);
+        cli.program = program;
+        cli
+    }
+}
+
+fn parse_env(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("expected K=V, got {text:?}")),
+    }
+}
+
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("expected a number of seconds, got {text:?}"))?;
+    if secs.is_finite() && secs > 0.0 {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        Err(format!("the timeout must be positive, got {text:?}"))
+    }
+}
+
+/// Splits `KEY=VALUE`.
+pub(crate) fn split_pair(pair: &str) -> Result<(&str, &str), String> {
+    match pair.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k, v)),
+        _ => Err(format!("expected KEY=VALUE, got {pair:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::parse_args(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn the_program_after_dashes_is_split_off() {
+        let cli = parse(&[
+            "mcp", "--json", "tools", "list", "--", "server", "--flag", "--",
+        ]);
+        assert!(cli.json);
+        assert!(matches!(
+            cli.command,
+            Some(Command::Tools(ToolsCommand::List))
+        ));
+        assert_eq!(cli.program, ["server", "--flag", "--"]);
+    }
+
+    #[test]
+    fn global_options_go_anywhere() {
+        let cli = parse(&["mcp", "ping", "--timeout", "1.5", "--env", "A=b=c"]);
+        assert_eq!(cli.server.timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(cli.server.env, [("A".to_owned(), "b=c".to_owned())]);
+    }
+
+    #[test]
+    fn pairs_split_at_the_first_equals() {
+        assert_eq!(split_pair("a=b=c"), Ok(("a", "b=c")));
+        assert!(split_pair("=x").is_err());
+        assert!(split_pair("x").is_err());
+    }
+}

@@ -1,0 +1,187 @@
+//! Choosing the server and connecting to it: a child process over stdio,
+//! or the embedded reference server in process.
+
+use std::path::Path;
+
+use mcp_client::handlers::{HandlerError, sampling_fn};
+use mcp_client::protocol::ProtocolVersion;
+use mcp_client::protocol::types::{ContentBlock, CreateMessageRequestParams};
+use mcp_client::protocol::types::{CreateMessageResult, Root, SamplingContent};
+use mcp_client::{Client, ClientBuilder, EraMode};
+use mcp_testkit::fake::{FakeConfig, FakeServer};
+use mcp_transport_stdio::StdioCommand;
+
+use crate::args::{Cli, EraArg};
+use crate::exit::{Failure, Outcome};
+use crate::progress::Progress;
+use crate::prompts;
+
+/// Where the server is.
+#[derive(Debug)]
+pub(crate) enum Server {
+    /// A child process: program and arguments.
+    Stdio(Vec<String>),
+    /// The embedded reference server (mcp-testkit's fake server, both eras).
+    Embedded,
+}
+
+impl Server {
+    /// The server the command line names.
+    pub(crate) fn from_cli(cli: &Cli) -> Outcome<Server> {
+        match (&cli.server.stdio, cli.program.is_empty()) {
+            (Some(_), false) => Err(Failure::usage(
+                "give the server either with --stdio or after --, not both",
+            )),
+            (Some(line), true) => match shlex::split(line) {
+                Some(words) if !words.is_empty() => Ok(Server::Stdio(words)),
+                _ => Err(Failure::usage(format!(
+                    "--stdio {line:?} is not a command line (empty, or unbalanced quotes)"
+                ))),
+            },
+            (None, false) => Ok(Server::Stdio(cli.program.clone())),
+            (None, true) => Ok(Server::Embedded),
+        }
+    }
+}
+
+/// The client's settings from the command line: era, versions, timeout,
+/// and only the handlers the CLI can honour.
+pub(crate) fn builder(
+    cli: &Cli,
+    progress: &Progress,
+    stdin_is_terminal: bool,
+) -> Outcome<ClientBuilder> {
+    let mut builder = Client::builder()
+        .client_info("mcp-cli", env!("CARGO_PKG_VERSION"))
+        .era(match cli.server.era {
+            EraArg::Auto => EraMode::Auto,
+            EraArg::Legacy => EraMode::Legacy,
+            EraArg::Modern => EraMode::Modern,
+        })
+        // Each run is one connection: nothing to reuse a cache for.
+        .cache_capacity(0);
+    if let Some(version) = &cli.server.protocol_version {
+        let version = ProtocolVersion::new(version.as_str());
+        if !version.is_known() {
+            let known: Vec<&str> = ProtocolVersion::KNOWN.iter().map(|v| v.as_str()).collect();
+            return Err(Failure::usage(format!(
+                "unknown protocol version {version}; known: {}",
+                known.join(", ")
+            )));
+        }
+        builder = builder.protocol_versions([version]);
+    }
+    if let Some(timeout) = cli.server.timeout {
+        builder = builder
+            .request_timeout(timeout)
+            .max_total_timeout(timeout.max(std::time::Duration::from_secs(600)));
+    }
+    if let Some(json) = &cli.offer.elicit_json {
+        builder = builder.elicitation_handler(prompts::fixed_handler(prompts::fixed_answer(json)?));
+    } else if stdin_is_terminal {
+        builder = builder.elicitation_handler(prompts::terminal_handler(progress.clone()));
+    }
+    if cli.offer.sampling_echo {
+        builder = builder.sampling_handler(sampling_fn(|params: CreateMessageRequestParams| async move {
+            Ok::<_, HandlerError>(echo(&params))
+        }));
+    }
+    if !cli.offer.root.is_empty() {
+        let roots = cli
+            .offer
+            .root
+            .iter()
+            .map(|p| root(p))
+            .collect::<Outcome<Vec<_>>>()?;
+        builder = builder.roots(roots);
+    }
+    Ok(builder)
+}
+
+/// Connects to the server.
+pub(crate) async fn connect(cli: &Cli, server: Server, builder: ClientBuilder) -> Outcome<Client> {
+    let connected = match server {
+        Server::Embedded => {
+            builder
+                .server_name("embedded")
+                .connect(FakeServer::new(FakeConfig::dual()).connector())
+                .await
+        }
+        Server::Stdio(words) => {
+            let mut command = StdioCommand::new(&words[0]).args(&words[1..]);
+            for (key, value) in &cli.server.env {
+                command = command.env(key, value);
+            }
+            if let Some(dir) = &cli.server.cwd {
+                command = command.current_dir(dir);
+            }
+            let name = command.get_name();
+            if cli.verbose > 0 {
+                let prefix = format!("[{name}] ");
+                command = command.on_stderr(move |line| eprintln!("{prefix}{line}"));
+            }
+            builder.server_name(name).connect(command).await
+        }
+    };
+    connected.map_err(Failure::connecting)
+}
+
+/// The sampling answer of `--sampling-echo`: the last message's text.
+fn echo(params: &CreateMessageRequestParams) -> CreateMessageResult {
+    let text: Vec<&str> = params
+        .messages
+        .last()
+        .map(|m| {
+            m.content
+                .blocks()
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect()
+        })
+        .unwrap_or_default();
+    let reply = format!("echo: {}", text.join(" "));
+    eprintln!("mcp: answered a sampling request with {reply:?} (--sampling-echo)");
+    CreateMessageResult::new(
+        SamplingContent::from(ContentBlock::text(reply)),
+        "mcp-cli-echo",
+    )
+}
+
+/// A root for a directory: its `file://` URI, named after it.
+fn root(path: &Path) -> Outcome<Root> {
+    let path = path
+        .canonicalize()
+        .map_err(|e| Failure::usage(format!("--root {}: {e}", path.display())))?;
+    let uri = format!("file://{}", percent_encode_path(&path.to_string_lossy()));
+    let root = Root::new(uri);
+    Ok(match path.file_name() {
+        Some(name) => root.with_name(name.to_string_lossy()),
+        None => root,
+    })
+}
+
+/// Encodes what may not stand in a URI path as is.
+fn percent_encode_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for byte in path.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(byte as char)
+            }
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_file_uris() {
+        assert_eq!(percent_encode_path("/a b/ü"), "/a%20b/%C3%BC");
+        let root = root(Path::new(".")).unwrap();
+        assert!(root.uri.starts_with("file:///"), "{}", root.uri);
+    }
+}

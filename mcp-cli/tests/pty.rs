@@ -1,0 +1,112 @@
+//! The `mcp` binary under a pseudo-terminal, as a person uses it: the
+//! progress bar, an elicitation prompt, and Ctrl-C during a slow call.
+#![cfg(unix)]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rexpect::process::wait::WaitStatus;
+use rexpect::session::PtySession;
+
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+
+fn spawn(args: &[&str]) -> PtySession {
+    let mut command = Command::new(MCP);
+    command
+        .args(args)
+        .env("TERM", "xterm")
+        .env_remove("NO_COLOR");
+    rexpect::session::spawn_command(command, Some(20_000)).expect("mcp starts under a pty")
+}
+
+fn exit_code(session: &PtySession) -> i32 {
+    match session.process.wait().expect("mcp exits") {
+        WaitStatus::Exited(_, code) => code,
+        other => panic!("mcp did not exit normally: {other:?}"),
+    }
+}
+
+#[test]
+fn a_progress_bar_follows_the_server_s_progress() {
+    let mut p = spawn(&["tools", "call", "slow", "steps=4", "delayMs=500"]);
+    // The bar shows the percentage of the server's progress/total.
+    p.exp_regex(r"\b(25|50|75)%").expect("a progress bar");
+    p.exp_eof().expect("the call ends");
+    assert_eq!(exit_code(&p), 0);
+}
+
+#[test]
+fn an_elicitation_is_asked_on_the_terminal() {
+    let mut p = spawn(&["tools", "call", "elicit"]);
+    p.exp_string("The server asks: What is your name?").unwrap();
+    p.exp_string("Answer? [Y]es").unwrap();
+    p.send_line("y").unwrap();
+    p.exp_string("name (string, required)").unwrap();
+    p.send_line("Alice").unwrap();
+    p.exp_string(r#""name":"Alice""#)
+        .expect("the tool got the answer");
+    p.exp_eof().unwrap();
+    assert_eq!(exit_code(&p), 0);
+}
+
+#[test]
+fn watch_runs_until_ctrl_c() {
+    let mut p = spawn(&["watch"]);
+    p.exp_string("watching for changes").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(exit_code(&p), 130);
+}
+
+/// The reference servers alive whose command line contains `marker`
+/// (zombies count as gone).
+fn servers_with(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'));
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let program = cmdline.split(' ').next().unwrap_or_default();
+        if !zombie
+            && program.ends_with(mcp_testkit::binaries::SERVER_BIN)
+            && cmdline.contains(marker)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn ctrl_c_cancels_the_call_and_stops_the_server() {
+    let server = mcp_testkit::binaries::server_path();
+    // A flag value no other process has, to find this test's server.
+    let marker = format!("{}", 7_000_000 + std::process::id());
+    let line = format!("'{}' --ttl-ms {marker}", server.display());
+    let mut p = spawn(&[
+        "--stdio",
+        &line,
+        "tools",
+        "call",
+        "slow",
+        "steps=100",
+        "delayMs=200",
+    ]);
+    p.exp_regex(r"\d+%").expect("the slow call is under way");
+    assert_eq!(servers_with(&marker).len(), 1, "the server runs");
+
+    let interrupted = Instant::now();
+    p.send_control('c').unwrap();
+    let rest = p.exp_eof().expect("mcp ends");
+    assert!(rest.contains("interrupted"), "{rest}");
+    assert_eq!(exit_code(&p), 130);
+    assert!(interrupted.elapsed() < Duration::from_secs(10));
+    let left = servers_with(&marker);
+    assert!(left.is_empty(), "server processes left: {left:?}");
+}
