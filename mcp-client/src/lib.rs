@@ -10,15 +10,17 @@
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> mcp_client::Result<()> {
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use mcp_client::Client;
+//! use mcp_transport_stdio::StdioCommand;
 //! use serde_json::json;
 //!
-//! # let connector = mcp_testkit::fake::FakeServer::new(Default::default()).connector();
-//! // `connector` starts or opens the server: `mcp_transport_stdio` for a
-//! // child process, or here the testkit's in-process fake server.
-//! let client = Client::builder().connect(connector).await?;
-//! println!("{} speaks {}", client.server_info().unwrap().name, client.protocol_version());
+//! // Any stdio server: `StdioCommand::new("npx").args(["-y", "…"])`. Here,
+//! // the workspace's reference server.
+//! # let program = mcp_testkit::binaries::server_path();
+//! let server = StdioCommand::new(program).args(["--era", "dual"]);
+//! let client = Client::builder().connect(server).await?;
+//! println!("{} era, protocol {}", client.era(), client.protocol_version());
 //!
 //! let result = client.call_tool("echo", json!({"text": "hi"})).await?;
 //! assert!(!result.is_error());
@@ -26,6 +28,12 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! The same code runs against a legacy server: `initialize` instead of
+//! `server/discover`, server requests instead of `input_required`, the
+//! client takes care of it. Without a server at all, connect to the
+//! in-process fake of `mcp-testkit`
+//! (`FakeServer::new(FakeConfig::legacy()).connector()`) the same way.
 //!
 //! Everything era-specific lives in this crate; transports only move
 //! messages (see `mcp-transport`).

@@ -49,15 +49,30 @@ fn file_name(name: &str) -> String {
 
 /// The directory cargo puts binaries in for the running executable's
 /// profile: the executable's own directory, or its parent when that is
-/// `deps`.
+/// `deps`. An executable outside any target directory (a doctest, which
+/// rustdoc builds in a temporary folder) uses the workspace's: the
+/// `CARGO_TARGET_DIR` it runs under, or `target/` beside this crate, with
+/// the `debug` profile.
 fn profile_dir() -> Option<PathBuf> {
     let exe = env::current_exe().ok()?;
     let dir = exe.parent()?;
-    if dir.file_name().is_some_and(|n| n == "deps") {
-        dir.parent().map(Path::to_path_buf)
+    let dir = if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.parent()?
     } else {
-        Some(dir.to_path_buf())
+        dir
+    };
+    let in_target_dir = dir
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .any(|d| d.join("CACHEDIR.TAG").exists());
+    if in_target_dir {
+        return Some(dir.to_path_buf());
     }
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    Some(target.join("debug"))
 }
 
 fn find_or_build(name: &str) -> PathBuf {
