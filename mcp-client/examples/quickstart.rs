@@ -50,8 +50,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     if tools.iter().any(|t| t.name == "echo") {
-        let key = if server.contains("everything") { "message" } else { "text" };
-        let result = client.call_tool("echo", json!({ key: "hello from Rust" })).await?;
+        let key = if server.contains("everything") {
+            "message"
+        } else {
+            "text"
+        };
+        let mut arguments = serde_json::Map::new();
+        arguments.insert(key.to_owned(), json!("hello from Rust"));
+        let result = client.call_tool("echo", arguments.into()).await?;
         println!("\necho -> {}", serde_json::to_string(&result.content)?);
     }
     client.close().await;

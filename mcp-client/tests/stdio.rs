@@ -21,8 +21,16 @@ fn server(args: &[&str]) -> StdioCommand {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_code_over_stdio_in_every_era() {
     for (args, era, version) in [
-        (&["--era", "legacy", "--versions", "2024-11-05"][..], Era::Legacy, "2024-11-05"),
-        (&["--era", "legacy", "--versions", "2025-11-25"][..], Era::Legacy, "2025-11-25"),
+        (
+            &["--era", "legacy", "--versions", "2024-11-05"][..],
+            Era::Legacy,
+            "2024-11-05",
+        ),
+        (
+            &["--era", "legacy", "--versions", "2025-11-25"][..],
+            Era::Legacy,
+            "2025-11-25",
+        ),
         (&["--era", "modern"][..], Era::Modern, "2026-07-28"),
         (&["--era", "dual"][..], Era::Modern, "2026-07-28"),
     ] {
@@ -43,7 +51,12 @@ async fn the_same_code_over_stdio_in_every_era() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_on_the_probe_is_started_again() {
     let client = Client::builder()
-        .connect(server(&["--era", "legacy", "--knob", "exit-on-unknown-before-init"]))
+        .connect(server(&[
+            "--era",
+            "legacy",
+            "--knob",
+            "exit-on-unknown-before-init",
+        ]))
         .await
         .unwrap();
     let verdict = client.verdict();

@@ -2,8 +2,19 @@
 //!
 //! - `cargo xtask test`: everything CI checks: formatting, clippy with
 //!   warnings denied, docs without warnings, the dependency rules between
-//!   crates, and every test (unit, integration, doc).
+//!   crates, every test (unit, integration, doc), and at the end the interop
+//!   suite.
 //! - `cargo xtask deps`: only the dependency rules.
+//! - `cargo xtask interop [-- RUNNER ARGS]`: installs pinned real servers
+//!   into `.cache/interop/` (only when missing; a second run needs no
+//!   network, which the task proves), then runs the library, and the `mcp`
+//!   command line when it exists, against each of them over stdio in each
+//!   era, and prints a table of server × era × check (see [`interop`]).
+//! - `cargo xtask interop-install [--offline]`: only the install step; with
+//!   `--offline`, fails if anything would need installing.
+
+mod cli;
+mod interop;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -14,9 +25,11 @@ fn main() -> ExitCode {
     let result = match task {
         "test" => test(),
         "deps" => deps(),
+        "interop" => interop::interop(&args[1..]),
+        "interop-install" => interop::install_only(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test   fmt, clippy, docs, dependency rules and every test\n  deps   the dependency rules only"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, every test, then interop\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS
@@ -34,6 +47,7 @@ fn main() -> ExitCode {
     }
 }
 
+/// What every task returns: an error is a message for the user.
 type Result<T = ()> = std::result::Result<T, String>;
 
 /// Runs a command, echoing it, and fails if it fails.
@@ -54,6 +68,7 @@ fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
     }
 }
 
+/// Runs a command quietly and returns its stdout; fails if it fails.
 fn output(program: &str, args: &[&str]) -> Result<String> {
     let out = Command::new(program)
         .args(args)
@@ -113,7 +128,8 @@ fn test() -> Result {
     }
     // nextest does not run doctests.
     run("cargo", &["test", "--workspace", "--doc"], &[])?;
-    Ok(())
+    // Last: real servers, installed on first use.
+    interop::interop(&[])
 }
 
 /// The layering rules: `mcp-protocol` does no I/O and needs no runtime, and

@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use mcp_client::Client;
+use mcp_protocol::types::{ContentBlock, ResourceContents};
 use mcp_protocol::{ErrorObject, ErrorResponse, Message, Request, Response};
 use mcp_transport::{
     ConnectionHandlers, Connector, Engine, ExitInfo, GoneInfo, Transport, TransportError,
 };
-use mcp_client::Client;
-use mcp_protocol::types::{ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
 /// How the server answers one request.
@@ -205,4 +205,3 @@ pub async fn user_code(client: &Client) {
     let rendered = serde_json::to_string(&prompt.messages).unwrap();
     assert!(rendered.contains("Ada"), "{rendered}");
 }
-
