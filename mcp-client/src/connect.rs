@@ -386,9 +386,11 @@ impl Connecting<'_> {
                 }
                 // 2024-11-05 rejects an unsupported version with -32602 and
                 // the versions it supports.
-                TransportError::Rpc { code, data, .. }
-                    if code == error_codes::INVALID_PARAMS && !countered =>
-                {
+                TransportError::Rpc {
+                    code,
+                    message,
+                    data,
+                } if code == error_codes::INVALID_PARAMS && !countered => {
                     let supported = supported_versions(data.as_ref());
                     match self.config.best_shared(Era::Legacy, &supported) {
                         Some(v) if v != offer => {
@@ -398,7 +400,7 @@ impl Connecting<'_> {
                         _ if supported.is_empty() => {
                             return Err(ClientError::from(TransportError::Rpc {
                                 code,
-                                message: "initialize was rejected".into(),
+                                message,
                                 data,
                             })
                             .with_method(methods::INITIALIZE));

@@ -38,7 +38,7 @@ pub enum TransportError {
     /// *Probe:* silence; the probe uses its own timer and reads it as legacy.
     #[error(
         "no answer to {method} within {after:?}; the server may be busy or stuck \
-         (raise the timeout, or ask for progress-based resets)"
+         (a longer timeout may help, or progress-based resets for a server that reports progress)"
     )]
     Timeout {
         /// The method of the request that timed out.
