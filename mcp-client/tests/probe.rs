@@ -400,3 +400,33 @@ async fn a_saved_verdict_skips_the_probe_and_a_stale_one_probes_again() {
     assert_eq!(client.era(), Era::Modern);
     assert_eq!(modern.connections(), 2);
 }
+
+/// 2024-11-05 servers refuse a version with `-32602` and the versions they
+/// support: the client retries once with one it shares.
+#[tokio::test(start_paused = true)]
+async fn an_invalid_params_refusal_listing_versions_is_retried_once() {
+    let server = FnServer::new(|_, r| {
+        let offered = r.params.as_ref().unwrap()["protocolVersion"].clone();
+        if offered == "2024-11-05" {
+            Reply::Ok(initialize_result(r))
+        } else {
+            Reply::Err(
+                -32602,
+                "Unsupported protocol version",
+                Some(json!({"supported": ["2024-11-05"], "requested": offered})),
+            )
+        }
+    });
+    let client = Client::builder()
+        .era(EraMode::Legacy)
+        .connect(FnConnector(server.clone()))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2024_11_05);
+    let initializes = server
+        .methods()
+        .into_iter()
+        .filter(|(_, m)| m == "initialize")
+        .count();
+    assert_eq!(initializes, 2);
+}
