@@ -201,3 +201,36 @@ async fn cancel_by_token_and_by_drop_go_on_the_wire() {
         .await
         .unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn answers_twice_or_to_ids_never_sent_disturb_nothing() {
+    let server = FakeServer::new(
+        FakeConfig::modern().knob(Knob::AnswerTwice(Methods::Named("tools/call".into()))),
+    );
+    let client = Client::builder().connect(server.connector()).await.unwrap();
+    for text in ["one", "two"] {
+        let r = client
+            .call_tool("echo", json!({ "text": text }))
+            .await
+            .unwrap();
+        assert!(serde_json::to_string(&r.content).unwrap().contains(text));
+    }
+
+    let server = FakeServer::new(
+        FakeConfig::modern().knob(Knob::AnswerWithWrongId(Methods::Named("tools/call".into()))),
+    );
+    let client = Client::builder()
+        .request_timeout(Duration::from_secs(2))
+        .connect(server.connector())
+        .await
+        .unwrap();
+    let e = client
+        .call_tool("echo", json!({"text": "x"}))
+        .await
+        .unwrap_err();
+    assert!(
+        e.is_timeout(),
+        "an answer to an id never sent is dropped: {e}"
+    );
+    client.list_tools(None).await.unwrap();
+}
