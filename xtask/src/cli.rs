@@ -1,9 +1,7 @@
 //! The interop checks through the `mcp` command line (crate `mcp-cli`).
 //!
-//! They run only when the CLI is there: its `main.rs` has real commands,
-//! the binary builds, and its help lists the commands used here. Otherwise
-//! they are skipped with a notice, not failed: the CLI is written
-//! separately from this task.
+//! The CLI must build and its help must list the commands used here, or
+//! the run fails.
 //!
 //! Each check starts the server through the CLI (`mcp … -- PROGRAM ARGS`)
 //! with the network off, and compares what the CLI prints with what the
