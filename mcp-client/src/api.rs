@@ -51,6 +51,18 @@ impl Client {
     }
 
     /// Every tool, following `nextCursor` up to the page cap.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> mcp_client::Result<()> {
+    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
+    /// for tool in client.list_all_tools().await? {
+    ///     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>> {
         self.paginate(
             m::TOOLS_LIST,
@@ -64,6 +76,20 @@ impl Client {
     ///
     /// A result with `isError: true` is a result, not an error: the tool
     /// ran and failed, and the model should see why.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> mcp_client::Result<()> {
+    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
+    /// use mcp_client::protocol::types::ContentBlock;
+    ///
+    /// let result = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+    /// assert!(!result.is_error());
+    /// assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "hi"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
         self.call_tool_with(tool_params(name, arguments)?, &CallOptions::new())
             .await
@@ -133,6 +159,21 @@ impl Client {
     }
 
     /// Reads a resource.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> mcp_client::Result<()> {
+    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
+    /// use mcp_client::protocol::types::ResourceContents;
+    ///
+    /// let read = client.read_resource("fake://text/hello").await?;
+    /// if let ResourceContents::Text(text) = &read.contents[0] {
+    ///     print!("{}", text.text);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult> {
         self.request::<ReadResource>(ReadResourceRequestParams::new(uri))
             .await
@@ -177,6 +218,19 @@ impl Client {
     }
 
     /// Gets a prompt with string arguments.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> mcp_client::Result<()> {
+    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
+    /// let prompt = client
+    ///     .get_prompt("greeting", [("name".to_owned(), "Ada".to_owned())])
+    ///     .await?;
+    /// println!("{} messages", prompt.messages.len());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn get_prompt(
         &self,
         name: &str,

@@ -161,6 +161,20 @@ impl Client {
     /// Subscribes to changes. In modern, returns once the server has
     /// acknowledged the listen request; in legacy, once every resource
     /// subscription is in place.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> mcp_client::Result<()> {
+    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
+    /// use mcp_client::{ServerEvent, Watch};
+    ///
+    /// let mut changes = client.subscribe(Watch::new().tools()).await?;
+    /// client.call_tool("add_tool", serde_json::Value::Null).await?;
+    /// assert_eq!(changes.recv().await, Some(ServerEvent::ToolsListChanged));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn subscribe(&self, watch: Watch) -> Result<Subscription> {
         let events = self.events();
         match self.era() {
