@@ -42,6 +42,9 @@ pub enum ServerEvent {
     ElicitationComplete(ElicitationCompleteNotificationParams),
     /// A task changed status.
     TaskStatus(Value),
+    /// A `subscriptions/listen` request was acknowledged; the params list
+    /// the notifications the server will send (modern).
+    SubscriptionsAcknowledged(Value),
     /// A condition of the transport itself (see `mcp_transport::events`):
     /// a skipped malformed or oversized message, an error with a null id.
     Transport(Notification),
@@ -74,6 +77,9 @@ impl ServerEvent {
                 typed(&n).map(ServerEvent::ElicitationComplete)
             }
             methods::NOTIFICATION_TASKS_STATUS => n.params.clone().map(ServerEvent::TaskStatus),
+            methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED => Some(
+                ServerEvent::SubscriptionsAcknowledged(n.params.clone().unwrap_or(Value::Null)),
+            ),
             m if m.starts_with("$/") => return ServerEvent::Transport(n),
             _ => None,
         };

@@ -197,8 +197,7 @@ impl Client {
                 let task = tokio::spawn(listen_loop(self.clone(), watch.filter()));
                 let wait = async {
                     while let Some(e) = acks.recv().await {
-                        if matches!(&e, ServerEvent::Other(n) if n.method == methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED)
-                        {
+                        if matches!(e, ServerEvent::SubscriptionsAcknowledged(_)) {
                             return true;
                         }
                     }
