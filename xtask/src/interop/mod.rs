@@ -1,0 +1,213 @@
+//! `cargo xtask interop`: the client against real MCP servers over stdio.
+//!
+//! 1. Installs, only when missing, the pinned servers into the workspace's
+//!    ignored `.cache/interop/`:
+//!    - `npm/`: `@modelcontextprotocol/server-everything` from
+//!      `interop/npm/package-lock.json` (`npm ci --ignore-scripts`);
+//!    - `venv/`: a virtualenv with `interop/requirements.txt` (`mcp==2.3.0`
+//!      and every dependency pinned) for `interop/python_server.py`;
+//!    - `node/`: the `node@22` npm package, only when the machine's Node is
+//!      older than the servers need.
+//!
+//!    Each install writes a stamp (a hash of what it installed from) last,
+//!    so an interrupted or outdated install is redone and a complete one is
+//!    left alone.
+//! 2. Proves that a second run needs no network: runs the install step again
+//!    in a network namespace with no network (`unshare -rn`; where that is
+//!    not allowed, with npm and pip told to stay offline) and fails if it
+//!    would install anything.
+//! 3. Builds and runs `mcp-client`'s `interop` example (the library's public
+//!    API only) against each server in each era, also without network, and
+//!    prints its table.
+//! 4. Drives the same servers through the `mcp` command line, when the
+//!    `mcp-cli` crate has real commands and builds (see [`crate::cli`]).
+//!
+//! The install step is in `install` (Node, npm, the virtualenv, Python
+//! discovery, stamps), the offline proof in `offline`, and the helpers
+//! (running commands, hashing, sizes, formatting) in `util`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::Result;
+
+mod install;
+mod offline;
+mod util;
+
+use install::install;
+pub(crate) use offline::offline_command;
+use offline::{offline_proof, unshare_works};
+pub(crate) use util::{ms, os, output_within, target_dir};
+
+/// The pinned server-everything release (also in `interop/npm/`).
+pub(crate) const EVERYTHING_VERSION: &str = "2026.8.31";
+/// The pinned Python SDK release (also in `interop/requirements.txt`).
+pub(crate) const PYTHON_SDK_VERSION: &str = "2.3.0";
+
+/// Where everything lives.
+pub(crate) struct Paths {
+    /// The workspace's root.
+    pub(crate) root: PathBuf,
+    /// `.cache/interop`, git-ignored.
+    pub(crate) cache: PathBuf,
+}
+
+impl Paths {
+    pub(crate) fn new() -> Paths {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("xtask lives in the workspace")
+            .to_path_buf();
+        let cache = root.join(".cache").join("interop");
+        Paths { root, cache }
+    }
+
+    fn npm(&self) -> PathBuf {
+        self.cache.join("npm")
+    }
+
+    fn venv(&self) -> PathBuf {
+        self.cache.join("venv")
+    }
+
+    fn node_dir(&self) -> PathBuf {
+        self.cache.join("node")
+    }
+
+    /// The interop sources in the repository.
+    fn sources(&self) -> PathBuf {
+        self.root.join("interop")
+    }
+
+    /// The Python server script.
+    pub(crate) fn python_script(&self) -> PathBuf {
+        self.sources().join("python_server.py")
+    }
+
+    /// server-everything's entry point, given the npm prefix.
+    pub(crate) fn everything_entry(&self) -> PathBuf {
+        self.npm()
+            .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+    }
+}
+
+/// Whether installing may use the network.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Net {
+    Allowed,
+    /// Nothing may be installed: the run fails instead.
+    Forbidden,
+}
+
+/// What the install step found or did for one component.
+struct Step {
+    what: String,
+    installed: Option<Duration>,
+    bytes: u64,
+}
+
+/// The programs the runs use.
+pub(crate) struct Installed {
+    /// The Node to run server-everything with.
+    pub(crate) node: PathBuf,
+    /// The virtualenv's Python.
+    pub(crate) python: PathBuf,
+    steps: Vec<Step>,
+}
+
+/// `cargo xtask interop [-- RUNNER ARGS]`.
+pub(crate) fn interop(args: &[String]) -> Result {
+    let paths = Paths::new();
+    let runner_args: Vec<&str> = match args.iter().position(|a| a == "--") {
+        Some(i) => args[i + 1..].iter().map(String::as_str).collect(),
+        None => Vec::new(),
+    };
+    let started = Instant::now();
+
+    eprintln!(
+        "\n==> interop: installing the pinned servers into {}",
+        paths.cache.display()
+    );
+    let installed = install(&paths, Net::Allowed)?;
+    print_steps(&installed.steps);
+
+    offline_proof()?;
+
+    crate::run(
+        "cargo",
+        &[
+            "build",
+            "--quiet",
+            "-p",
+            "mcp-client",
+            "--example",
+            "interop",
+        ],
+        &[],
+    )?;
+    let runner = target_dir()?.join("debug").join("examples").join("interop");
+    let mut command = offline_command(&runner);
+    command
+        .arg("--node")
+        .arg(&installed.node)
+        .arg("--everything")
+        .arg(paths.npm())
+        .arg("--python")
+        .arg(&installed.python)
+        .arg("--script")
+        .arg(paths.python_script())
+        .args(&runner_args);
+    let network = if unshare_works() {
+        "no network"
+    } else {
+        "npm and pip offline"
+    };
+    eprintln!(
+        "\n==> interop: the library against server-everything {EVERYTHING_VERSION} and mcp {PYTHON_SDK_VERSION} (Python), each era ({network})"
+    );
+    let status = command
+        .status()
+        .map_err(|e| format!("could not start {}: {e}", runner.display()))?;
+    let library = if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the interop runner reported failures ({status}); for wire logs: cargo xtask interop -- --wire-log .cache/interop/wire"
+        ))
+    };
+
+    let cli = crate::cli::run(&paths, &installed);
+
+    eprintln!("\n<== interop in {:.1?}", started.elapsed());
+    library?;
+    cli
+}
+
+/// `cargo xtask interop-install [--offline]`: only the install step; with
+/// `--offline`, fails if anything would be installed.
+pub(crate) fn install_only(args: &[String]) -> Result {
+    let paths = Paths::new();
+    let offline = args.iter().any(|a| a == "--offline");
+    let net = if offline {
+        Net::Forbidden
+    } else {
+        Net::Allowed
+    };
+    let installed = install(&paths, net)?;
+    print_steps(&installed.steps);
+    if offline {
+        eprintln!("    offline: everything was already installed; nothing needed the network");
+    }
+    Ok(())
+}
+
+fn print_steps(steps: &[Step]) {
+    for step in steps {
+        let size = format!("{:.1} MB", step.bytes as f64 / 1e6);
+        match step.installed {
+            Some(took) => eprintln!("    {}: installed in {took:.1?} ({size})", step.what),
+            None => eprintln!("    {}: already installed ({size})", step.what),
+        }
+    }
+}

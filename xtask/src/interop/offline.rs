@@ -1,0 +1,60 @@
+//! Running without network: the offline proof of the install step, and
+//! commands in a network namespace of their own (`unshare -rn`).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::Result;
+
+/// Re-runs the install step with no network and fails if it needs any.
+pub(super) fn offline_proof() -> Result {
+    let me = std::env::current_exe().map_err(|e| format!("where is xtask? {e}"))?;
+    let mut command = offline_command(&me);
+    command.args(["interop-install", "--offline"]);
+    let how = if unshare_works() {
+        "unshare -rn (no network at all)"
+    } else {
+        "npm_config_offline=true PIP_NO_INDEX=1 (unshare -rn is not allowed here)"
+    };
+    eprintln!("\n==> interop: the install step again, offline, via {how}");
+    let status = command
+        .status()
+        .map_err(|e| format!("could not start the offline install check: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the install step is not offline-ready: run again it would need the network ({status})"
+        ))
+    }
+}
+
+/// A command for `program` with no network: in a fresh network namespace
+/// when `unshare -rn` works here, and with npm and pip told to stay offline
+/// in any case.
+pub(crate) fn offline_command(program: &Path) -> Command {
+    let mut command = if unshare_works() {
+        let mut c = Command::new("unshare");
+        c.arg("-rn").arg(program);
+        c
+    } else {
+        Command::new(program)
+    };
+    command
+        .env("npm_config_offline", "true")
+        .env("PIP_NO_INDEX", "1");
+    command
+}
+
+/// Whether `unshare -rn` (a user and network namespace) is allowed here.
+pub(super) fn unshare_works() -> bool {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WORKS.get_or_init(|| {
+        Command::new("unshare")
+            .args(["-rn", "true"])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    })
+}
