@@ -1,0 +1,170 @@
+//! Timing: timeouts, their resets on progress, and the hard maximum.
+
+use mcp_transport::{RequestOptions, TransportError};
+use serde_json::json;
+use tokio::time::{Instant, sleep};
+
+use super::conn::{Ctx, complete, joined, progress, spawn, with_token};
+use super::{Checked, PROGRESS, Verdict, fail};
+
+pub(super) async fn timeout_rule(ctx: Ctx) -> Checked {
+    let mut c = ctx.connect_discard().await;
+    c.peer()?;
+    let limit = c.u(10);
+    let start = Instant::now();
+    let h = spawn(c.request_with(
+        1,
+        "contract/slow",
+        None,
+        RequestOptions::new().timeout(limit),
+    ));
+    c.recv_request(1, "contract/slow").await?;
+    let got = c
+        .outcome(joined(h), 40, "the request with a timeout")
+        .await?;
+    let elapsed = start.elapsed();
+    match &got {
+        Err(TransportError::Timeout { method, after }) => {
+            ensure!(
+                method == "contract/slow",
+                "Timeout names the method {method:?}"
+            );
+            ensure!(
+                *after == limit,
+                "Timeout says {after:?}, the limit was {limit:?}"
+            );
+        }
+        other => return Err(fail(format!("expected Timeout, got {other:?}"))),
+    }
+    ensure!(
+        elapsed >= limit,
+        "the timeout of {limit:?} fired after {elapsed:?}"
+    );
+    c.recv_cancel(1).await?;
+    // The late answer must be ignored, and the id free again.
+    c.answer(1, json!({ "late": true })).await?;
+    let f = c.request(2, "contract/next", None);
+    c.recv_request(2, "contract/next").await?;
+    c.answer(2, json!({ "n": 2 })).await?;
+    c.expect_result(
+        f,
+        complete(json!({ "n": 2 })),
+        "the request after a timeout",
+    )
+    .await?;
+    let f = c.request(1, "contract/again", None);
+    c.recv_request(1, "contract/again").await?;
+    c.answer(1, json!({ "again": true })).await?;
+    c.expect_result(
+        f,
+        complete(json!({ "again": true })),
+        "a new request reusing the timed-out id",
+    )
+    .await?;
+    c.end().await;
+    Ok(())
+}
+
+pub(super) async fn timeout_resets_on_progress(ctx: Ctx) -> Checked {
+    let mut c = ctx.connect_discard().await;
+    c.peer()?;
+    // With resets: progress every 5 units keeps a 10-unit timeout alive.
+    let options = RequestOptions::new()
+        .timeout(c.u(10))
+        .reset_timeout_on_progress(c.u(200));
+    let h = spawn(c.request_with(1, "contract/long", with_token("p-1"), options));
+    c.recv_request(1, "contract/long").await?;
+    for k in 1..=3 {
+        sleep(c.u(5)).await;
+        ensure!(
+            !h.is_finished(),
+            "the request ended after {} units although progress arrived every 5 units: {:?}",
+            5 * k,
+            joined(h).await
+        );
+        c.notify_from_peer(PROGRESS, progress("p-1", k)).await?;
+    }
+    sleep(c.u(5)).await;
+    ensure!(
+        !h.is_finished(),
+        "the request ended 20 units in (the timeout is 10), 5 units after the last progress: {:?}",
+        joined(h).await
+    );
+    c.answer(1, json!({ "done": true })).await?;
+    c.expect_result(
+        joined(h),
+        complete(json!({ "done": true })),
+        "the long request",
+    )
+    .await?;
+
+    // Without: progress does not extend the timeout.
+    let limit = c.u(10);
+    let start = Instant::now();
+    let h = spawn(c.request_with(
+        2,
+        "contract/long",
+        with_token("p-2"),
+        RequestOptions::new().timeout(limit),
+    ));
+    c.recv_request(2, "contract/long").await?;
+    sleep(c.u(6)).await;
+    c.notify_from_peer(PROGRESS, progress("p-2", 1)).await?;
+    let got = c
+        .outcome(joined(h), 40, "the request without resets")
+        .await?;
+    let elapsed = start.elapsed();
+    ensure!(
+        matches!(got, Err(TransportError::Timeout { .. })),
+        "expected Timeout without resets, got {got:?}"
+    );
+    ensure!(
+        elapsed < c.u(15),
+        "without resets the timeout of {limit:?} fired after {elapsed:?}: progress extended it"
+    );
+    c.recv_cancel(2).await?;
+    c.end().await;
+    Ok(())
+}
+
+pub(super) async fn hard_maximum(ctx: Ctx) -> Checked {
+    let mut c = ctx.connect_discard().await;
+    c.peer()?;
+    let max = c.u(30);
+    let options = RequestOptions::new()
+        .timeout(c.u(10))
+        .reset_timeout_on_progress(max);
+    let start = Instant::now();
+    let h = spawn(c.request_with(1, "contract/endless", with_token("p-max"), options));
+    c.recv_request(1, "contract/endless").await?;
+    let mut k = 0;
+    while !h.is_finished() && k < 20 {
+        sleep(c.u(5)).await;
+        k += 1;
+        if !h.is_finished() {
+            c.notify_from_peer(PROGRESS, progress("p-max", k)).await?;
+        }
+    }
+    let got = c.outcome(joined(h), 20, "the endless request").await?;
+    let elapsed = start.elapsed();
+    match &got {
+        Err(TransportError::Timeout { after, .. }) => {
+            ensure!(
+                *after == max,
+                "Timeout says {after:?}; the hard maximum was {max:?}"
+            )
+        }
+        other => {
+            return Err(fail(format!(
+                "expected Timeout at the hard maximum, got {other:?}"
+            )));
+        }
+    }
+    ensure!(
+        elapsed >= max && elapsed < max + c.u(10),
+        "the hard maximum of {max:?} fired after {elapsed:?}"
+    );
+    c.recv_cancel(1).await?;
+    c.end().await;
+    Ok(())
+}
