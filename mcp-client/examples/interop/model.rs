@@ -1,0 +1,203 @@
+//! What the runner works with: servers, era modes, the command line, results,
+//! and what a connection's callbacks saw.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_client::protocol::Era;
+use mcp_client::protocol::types::ElicitRequestParams;
+use mcp_client::{EraMode, ServerEvent, Verdict};
+use tokio::sync::Notify;
+
+/// The checks, in the order they run on each connection.
+pub(crate) const CHECKS: &[&str] = &[
+    "connect",
+    "list-tools",
+    "echo",
+    "elicitation",
+    "progress",
+    "resource",
+    "prompt",
+    "list-changed",
+    "roots",
+    "errors",
+    "concurrent",
+    "cancel",
+    "close",
+];
+
+/// How long one check may take before it counts as hung.
+pub(crate) const CHECK_LIMIT: Duration = Duration::from_secs(30);
+
+/// The root the client offers; servers must hand it back.
+pub(crate) const ROOT_URI: &str = "file:///tmp/mcp-interop-root";
+
+/// What the Python server's `interop://text` holds (see python_server.py).
+pub(crate) const PY_TEXT: &str = "interop text: héllo wörld ✓ 🦀\nsecond line\n";
+
+/// Which server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `interop/python_server.py`, on the Python SDK.
+    Python,
+    /// `@modelcontextprotocol/server-everything`.
+    Everything,
+}
+
+impl Kind {
+    /// The server's name in the table and on the command line.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Kind::Python => "python",
+            Kind::Everything => "everything",
+        }
+    }
+
+    /// The era a server really speaks, which `Auto` must find.
+    pub(crate) fn native_era(self) -> Era {
+        match self {
+            Kind::Python => Era::Modern,
+            Kind::Everything => Era::Legacy,
+        }
+    }
+
+    /// Whether the server speaks the modern era at all.
+    pub(crate) fn speaks_modern(self) -> bool {
+        self == Kind::Python
+    }
+}
+
+/// How the client is told to find the era.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Pinned to the legacy era.
+    Legacy,
+    /// Pinned to the modern era.
+    Modern,
+    /// Probed: the client finds the era.
+    Auto,
+}
+
+impl Mode {
+    /// Every mode, in the order the columns run.
+    pub(crate) const ALL: [Mode; 3] = [Mode::Legacy, Mode::Modern, Mode::Auto];
+
+    /// The mode's name in the table and on the command line.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Mode::Legacy => "legacy",
+            Mode::Modern => "modern",
+            Mode::Auto => "auto",
+        }
+    }
+
+    /// The client's setting for this mode.
+    pub(crate) fn era_mode(self) -> EraMode {
+        match self {
+            Mode::Legacy => EraMode::Legacy,
+            Mode::Modern => EraMode::Modern,
+            Mode::Auto => EraMode::Auto,
+        }
+    }
+}
+
+/// A server to start, and how.
+pub(crate) struct Target {
+    /// Which server this is.
+    pub(crate) kind: Kind,
+    /// The program to run.
+    pub(crate) program: OsString,
+    /// Its arguments.
+    pub(crate) args: Vec<OsString>,
+    /// server-everything's `docs/` folder, whose files are its resources.
+    pub(crate) docs: Option<PathBuf>,
+}
+
+/// The command line.
+pub(crate) struct Options {
+    /// The servers to run, in order.
+    pub(crate) targets: Vec<Target>,
+    /// The era modes to run each server in, in order.
+    pub(crate) modes: Vec<Mode>,
+    /// Where to write each connection's traffic, if anywhere.
+    pub(crate) wire_log: Option<PathBuf>,
+    /// A Python to run `wiretap.py` with, and where that script is.
+    pub(crate) tap: Option<(OsString, PathBuf)>,
+}
+
+/// How one check went.
+pub(crate) enum Outcome {
+    /// Passed, with what was seen.
+    Pass(String),
+    /// Failed, with why.
+    Fail(String),
+    /// Does not apply to this column, with why.
+    NotApplicable(String),
+}
+
+/// One cell of the table.
+pub(crate) struct Cell {
+    /// How the check went.
+    pub(crate) outcome: Outcome,
+    /// How long it took.
+    pub(crate) elapsed: Duration,
+}
+
+/// One connection's results: a column of the table.
+pub(crate) struct Column {
+    /// The server.
+    pub(crate) kind: Kind,
+    /// The era mode the client ran in.
+    pub(crate) mode: Mode,
+    /// The era the client settled on, when it connected.
+    pub(crate) verdict: Option<Verdict>,
+    /// Each check's name and result, in the order they ran.
+    pub(crate) cells: Vec<(&'static str, Cell)>,
+    /// The server's last lines of stderr.
+    pub(crate) stderr_tail: Vec<String>,
+}
+
+/// What a connection's callbacks saw.
+#[derive(Clone, Default)]
+pub(crate) struct Seen {
+    /// Every server event, in arrival order.
+    pub(crate) events: Arc<Mutex<Vec<ServerEvent>>>,
+    /// Woken whenever an event arrives.
+    pub(crate) event_arrived: Arc<Notify>,
+    /// Every elicitation the handler was asked.
+    pub(crate) elicitations: Arc<Mutex<Vec<ElicitRequestParams>>>,
+    /// The server's last 40 lines of stderr.
+    pub(crate) stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Seen {
+    /// The events seen so far.
+    pub(crate) fn events(&self) -> Vec<ServerEvent> {
+        self.events.lock().unwrap().clone()
+    }
+
+    /// Waits until an event matching `want` has been seen (also one seen
+    /// before the call).
+    pub(crate) async fn wait_event(
+        &self,
+        limit: Duration,
+        want: impl Fn(&ServerEvent) -> bool,
+    ) -> Option<ServerEvent> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let arrived = self.event_arrived.notified();
+            if let Some(e) = self.events().into_iter().find(|e| want(e)) {
+                return Some(e);
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                return None;
+            }
+        }
+    }
+}
+
+/// What a check gives: what it saw when it passed, or why it failed.
+pub(crate) type Check = Result<String, String>;
