@@ -12,7 +12,11 @@
 //!   era, and prints a table of server × era × check (see [`interop`]).
 //! - `cargo xtask interop-install [--offline]`: only the install step; with
 //!   `--offline`, fails if anything would need installing.
+//! - `cargo xtask bench [-- --quick]`: latency, throughput, memory and connect
+//!   time over stdio, against a bare pipe and against rmcp (see [`mod@bench`]);
+//!   the table goes to `target-bench/bench.md`.
 
+mod bench;
 mod cli;
 mod interop;
 
@@ -27,9 +31,10 @@ fn main() -> ExitCode {
         "deps" => deps(),
         "interop" => interop::interop(&args[1..]),
         "interop-install" => interop::install_only(&args[1..]),
+        "bench" => bench::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, every test, then interop\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, every test, then interop\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  bench             stdio latency, throughput, memory, connect time vs a bare pipe and rmcp\n                    (built in target-bench/, table in target-bench/bench.md; `-- --quick` for a short run)"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS
