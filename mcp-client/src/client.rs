@@ -115,8 +115,11 @@ impl Client {
         params: M::Params,
         options: &CallOptions,
     ) -> Result<M::Result> {
-        let params = to_params(M::METHOD, &params)?;
-        let value = self.call_value(M::METHOD, params, options).await?;
+        let value = to_params(M::METHOD, &params)?;
+        // The typed params are no longer needed: free them before waiting,
+        // which matters for large arguments.
+        drop(params);
+        let value = self.call_value(M::METHOD, value, options).await?;
         parse(M::METHOD, value)
     }
 

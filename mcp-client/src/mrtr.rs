@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use mcp_protocol::Era;
 use mcp_protocol::result::{ClassifiedResult, RegisteredResultTypes, classify_result};
 use mcp_protocol::types::{
     InputRequestParams, InputRequests, InputRequiredResult, InputResponse, InputResponses,
@@ -170,7 +171,10 @@ impl Session {
             .unwrap_or(self.config.max_total_timeout)
             .max(options.timeout.unwrap_or(self.config.request_timeout));
         let deadline = Instant::now() + hard;
-        let mut current = params.clone();
+        // Retries are rebuilt from the original params; only a modern server
+        // can ask for them, so only then is a copy kept.
+        let original = (self.version().era() == Era::Modern).then(|| params.clone());
+        let mut current = params;
         let mut round = 0;
         while round < self.config.max_rounds {
             round += 1;
@@ -182,9 +186,15 @@ impl Session {
                 span,
             )
             .await?;
-            let input = match outcome {
-                Outcome::Complete(v) => return Ok((v, round)),
-                Outcome::InputRequired(ir) => ir,
+            let input = match (outcome, &original) {
+                (Outcome::Complete(v), _) => return Ok((v, round)),
+                (Outcome::InputRequired(ir), Some(_)) => ir,
+                (Outcome::InputRequired(_), None) => {
+                    return Err(ClientError::invalid(
+                        "a legacy server answered input_required, a 2026-07-28 result",
+                    )
+                    .with_method(method));
+                }
             };
             let responses = match &input.input_requests {
                 Some(requests) => {
@@ -201,7 +211,8 @@ impl Session {
                 }
                 None => InputResponses::new(),
             };
-            current = retry_params(&params, &responses, input.request_state.as_deref());
+            let original = original.as_ref().unwrap_or(&Value::Null);
+            current = retry_params(original, &responses, input.request_state.as_deref());
         }
         Err(ClientError::new(ErrorKind::TooManyRounds { rounds: round }).with_method(method))
     }

@@ -187,7 +187,7 @@ impl Session {
     pub(crate) async fn send(
         &self,
         method: &str,
-        params: Option<Value>,
+        mut params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Value> {
         let _in_flight = InFlight::enter(&self.in_flight);
@@ -201,15 +201,23 @@ impl Session {
                 .read()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone();
-            let params = envelope(
+            // Only a modern request can be retried (on -32022), so only
+            // then is a copy of the params kept; large arguments are not
+            // copied for nothing.
+            let attempt = if version.era() == Era::Modern && !retried {
+                params.clone()
+            } else {
+                params.take()
+            };
+            let attempt = envelope(
                 &self.config,
                 &version,
-                params.clone(),
+                attempt,
                 &options.meta,
                 token,
                 level.as_ref(),
             );
-            let request = Request::new(id, method, params);
+            let request = Request::new(id, method, attempt);
             let span = tracing::debug_span!("mcp.request", method, id = %request.id);
             let outcome = tracing::Instrument::instrument(
                 self.transport
