@@ -169,3 +169,31 @@ async fn a_subscriber_sees_changes_in_both_eras() {
         client.close().await;
     }
 }
+
+/// A listen stream that ends (the server closed it) is opened again, with
+/// a growing pause, until the subscription gives up waiting for an
+/// acknowledgement this server never sends.
+#[tokio::test(start_paused = true)]
+async fn a_dropped_listen_stream_is_opened_again() {
+    let server = FnServer::new(|_, r| match r.method.as_str() {
+        "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
+        "subscriptions/listen" => Reply::Later(
+            Duration::from_millis(50),
+            json!({"resultType": "complete",
+                "_meta": {"io.modelcontextprotocol/subscriptionId": r.id.to_value()}}),
+        ),
+        _ => Reply::Err(-32601, "Method not found", None),
+    });
+    let client = Client::builder()
+        .connect(FnConnector(server.clone()))
+        .await
+        .unwrap();
+    let e = client.subscribe(Watch::new().tools()).await.unwrap_err();
+    assert!(e.is_timeout(), "{e}");
+    let listens = server
+        .methods()
+        .into_iter()
+        .filter(|(_, m)| m == "subscriptions/listen")
+        .count();
+    assert!(listens >= 3, "opened again after each end: {listens}");
+}
