@@ -7,12 +7,12 @@
 //! ```text
 //! cargo run -p mcp-client --example interop -- \
 //!     --node node --everything .cache/interop/npm \
-//!     --python .cache/interop/venv/bin/python --script interop/python_server.py
+//!     --python .cache/interop/venv/bin/python --script xtask/interop/python_server.py
 //! ```
 //!
 //! Options: `--only python|everything`, `--mode legacy|modern|auto` (each
 //! repeatable), `--wire-log DIR` (every connection's traffic, through
-//! `interop/wiretap.py`, into `DIR/<server>-<mode>.log`).
+//! `xtask/interop/wiretap.py`, into `DIR/<server>-<mode>.log`).
 //!
 //! Servers:
 //!
@@ -20,7 +20,7 @@
 //!   `server/discover` with `-32601`). It sends `tools/list_changed` right
 //!   after `initialized`, asks for roots 350 ms later, and keeps sending
 //!   progress for a call that was cancelled.
-//! * `interop/python_server.py` on the Python SDK (`mcp==2.3.0`), which
+//! * `xtask/interop/python_server.py` on the Python SDK (`mcp==2.3.0`), which
 //!   speaks both eras.
 //!
 //! For each server and each era mode (pinned legacy, pinned modern, auto),

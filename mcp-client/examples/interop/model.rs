@@ -41,7 +41,7 @@ pub(crate) const PY_TEXT: &str = "interop text: héllo wörld ✓ 🦀\nsecond l
 /// Which server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
-    /// `interop/python_server.py`, on the Python SDK.
+    /// `xtask/interop/python_server.py`, on the Python SDK.
     Python,
     /// `@modelcontextprotocol/server-everything`.
     Everything,

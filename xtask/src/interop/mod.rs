@@ -3,9 +3,9 @@
 //! 1. Installs, only when missing, the pinned servers into the workspace's
 //!    ignored `.cache/interop/`:
 //!    - `npm/`: `@modelcontextprotocol/server-everything` from
-//!      `interop/npm/package-lock.json` (`npm ci --ignore-scripts`);
-//!    - `venv/`: a virtualenv with `interop/requirements.txt` (`mcp==2.3.0`
-//!      and every dependency pinned) for `interop/python_server.py`;
+//!      `xtask/interop/npm/package-lock.json` (`npm ci --ignore-scripts`);
+//!    - `venv/`: a virtualenv with `xtask/interop/requirements.txt` (`mcp==2.3.0`
+//!      and every dependency pinned) for `xtask/interop/python_server.py`;
 //!    - `node/`: the `node@22` npm package, only when the machine's Node is
 //!      older than the servers need.
 //!
@@ -40,9 +40,9 @@ pub(crate) use offline::offline_command;
 use offline::{offline_proof, unshare_works};
 pub(crate) use util::{ms, os, output_within, target_dir};
 
-/// The pinned server-everything release (also in `interop/npm/`).
+/// The pinned server-everything release (also in `xtask/interop/npm/`).
 pub(crate) const EVERYTHING_VERSION: &str = "2026.8.31";
-/// The pinned Python SDK release (also in `interop/requirements.txt`).
+/// The pinned Python SDK release (also in `xtask/interop/requirements.txt`).
 pub(crate) const PYTHON_SDK_VERSION: &str = "2.3.0";
 
 /// Where everything lives.
@@ -77,7 +77,7 @@ impl Paths {
 
     /// The interop sources in the repository.
     fn sources(&self) -> PathBuf {
-        self.root.join("interop")
+        self.root.join("xtask").join("interop")
     }
 
     /// The Python server script.
