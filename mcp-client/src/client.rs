@@ -203,7 +203,10 @@ impl Client {
                 source: Source::Cache,
             });
         }
-        match self.call_value(M::METHOD, params, options).await {
+        // The cache was just asked; the call itself need not ask again.
+        let mut fetch_options = options.clone();
+        fetch_options.bypass_cache = true;
+        match self.call_value(M::METHOD, params, &fetch_options).await {
             Ok(v) => Ok(Fetched {
                 value: parse(M::METHOD, v)?,
                 source: Source::Server,
