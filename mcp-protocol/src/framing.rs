@@ -21,39 +21,84 @@ pub fn encode_line(message: &Message) -> Vec<u8> {
 /// start (`{"jsonrpc":"2.0","id":7,"result":…`); this looks for a top-level
 /// `"id"` member in `prefix` so that request can be failed with a clear error
 /// instead of hanging. Returns `None` when no id is found before the first
-/// nested value.
+/// nested value. [`sniff`] also says whether the message is a request.
 pub fn sniff_id(prefix: &[u8]) -> Option<RequestId> {
+    sniff(prefix).id
+}
+
+/// What the first bytes of a message say about it: see [`sniff`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Sniffed {
+    /// The top-level `id`, when found before the first nested value.
+    pub id: Option<RequestId>,
+    /// Whether the message is the peer's request (or notification): it has
+    /// a `method` member, or its first nested member is `params`. Its id
+    /// then names the peer's request, never one of ours.
+    pub request: bool,
+}
+
+/// Reads the top-level scalar members at the start of a message too large
+/// to parse: its id, and whether it is a request or an answer.
+///
+/// ```
+/// use mcp_protocol::framing::sniff;
+///
+/// let answer = sniff(br#"{"jsonrpc":"2.0","id":7,"result":{"content":["#);
+/// assert_eq!((answer.id, answer.request), (Some(7.into()), false));
+/// let request = sniff(br#"{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"#);
+/// assert_eq!((request.id, request.request), (Some(7.into()), true));
+/// ```
+pub fn sniff(prefix: &[u8]) -> Sniffed {
     let text = match std::str::from_utf8(prefix) {
         Ok(t) => t,
-        Err(e) => std::str::from_utf8(&prefix[..e.valid_up_to()]).ok()?,
+        Err(e) => std::str::from_utf8(&prefix[..e.valid_up_to()]).unwrap_or_default(),
     };
-    let mut rest = text.trim_start().strip_prefix('{')?;
+    let mut found = Sniffed::default();
+    let Some(mut rest) = text.trim_start().strip_prefix('{') else {
+        return found;
+    };
     // Walk `"key": value` pairs at the top level while the values are
-    // scalars; stop at the first object or array (that is `result` or
-    // `params`, which servers write after the id).
+    // scalars; stop at the first object or array (`result`, `error` or
+    // `params`, which peers write after the id).
     loop {
         rest = rest.trim_start();
-        let (key, after) = read_string(rest)?;
-        rest = after.trim_start().strip_prefix(':')?.trim_start();
-        if key == "id" {
-            if let Some((s, _)) = read_string(rest) {
-                return Some(RequestId::String(s));
-            }
-            let end = rest
-                .find(|c: char| !(c.is_ascii_digit() || c == '-'))
-                .unwrap_or(rest.len());
-            return rest[..end].parse().ok().map(RequestId::Number);
+        let Some((key, after)) = read_string(rest) else {
+            return found;
+        };
+        let Some(after) = after.trim_start().strip_prefix(':') else {
+            return found;
+        };
+        rest = after.trim_start();
+        if key == "method" {
+            found.request = true;
+        }
+        if key == "id" && found.id.is_none() {
+            found.id = if let Some((s, _)) = read_string(rest) {
+                Some(RequestId::String(s))
+            } else {
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+                    .unwrap_or(rest.len());
+                rest[..end].parse().ok().map(RequestId::Number)
+            };
         }
         // Skip a scalar value.
         if let Some((_, after)) = read_string(rest) {
             rest = after;
         } else if rest.starts_with(['{', '[']) {
-            return None;
+            found.request |= key == "params";
+            return found;
         } else {
-            let end = rest.find([',', '}'])?;
+            let Some(end) = rest.find([',', '}']) else {
+                return found;
+            };
             rest = &rest[end..];
         }
-        rest = rest.trim_start().strip_prefix(',')?;
+        let Some(after) = rest.trim_start().strip_prefix(',') else {
+            return found;
+        };
+        rest = after;
     }
 }
 

@@ -318,6 +318,7 @@ impl Inbound {
         let value: Value = serde_json::from_slice(bytes).map_err(|e| ParseError {
             kind: ParseErrorKind::NotJson(e.to_string()),
             id: None,
+            request: false,
         })?;
         Inbound::from_value(value)
     }
@@ -328,6 +329,7 @@ impl Inbound {
             Value::Array(items) if items.is_empty() => Err(ParseError {
                 kind: ParseErrorKind::EmptyBatch,
                 id: None,
+                request: false,
             }),
             Value::Array(items) => Ok(Inbound::Batch(
                 items.into_iter().map(parse_object).collect(),
@@ -355,8 +357,13 @@ pub struct ParseError {
     /// What was wrong.
     pub kind: ParseErrorKind,
     /// The message's id, when it could be read despite the fault; a
-    /// transport uses it to fail the request the message answers.
+    /// transport uses it to fail the request the message answers, or to
+    /// answer the request it is.
     pub id: Option<RequestId>,
+    /// Whether the message has a `method` member: it is a request (or a
+    /// notification) of the peer's, not an answer to one of ours, so its id
+    /// names the peer's request, not a pending one.
+    pub request: bool,
 }
 
 /// The ways an inbound message can be malformed.
@@ -428,9 +435,11 @@ fn parse_object(value: Value) -> Result<Message, ParseError> {
             return Err(ParseError {
                 kind: ParseErrorKind::NotAnObject(type_name(&other)),
                 id: None,
+                request: false,
             });
         }
     };
+    let request = obj.contains_key("method");
     // Read the id first so that every later fault can name it.
     let raw_id = obj.remove("id");
     let id = match &raw_id {
@@ -441,6 +450,7 @@ fn parse_object(value: Value) -> Result<Message, ParseError> {
                 return Err(ParseError {
                     kind: ParseErrorKind::InvalidId(v.to_string()),
                     id: None,
+                    request,
                 });
             }
         },
@@ -449,6 +459,7 @@ fn parse_object(value: Value) -> Result<Message, ParseError> {
     let fail = move |kind| ParseError {
         kind,
         id: id_for_faults.clone(),
+        request,
     };
     match obj.remove("jsonrpc") {
         None => return Err(fail(ParseErrorKind::MissingVersion)),

@@ -56,9 +56,11 @@ async fn ten_thousand_abandoned_requests_leave_no_entry() {
         assert_eq!(h.await.unwrap(), Err(TransportError::Cancelled));
     }
     tokio::task::yield_now().await;
-    assert_eq!(engine.correlator().pending_count(), 0);
+    assert_eq!(engine.pending_count(), 0);
 
-    // Every one went out and was cancelled on the wire, once.
+    // The peer read nothing meanwhile, so every request was given up while
+    // still in the outbound queue: each was taken out of it, and no cancel
+    // was sent for a request the server never saw.
     let sent = peer.sent();
     let requests = sent
         .iter()
@@ -68,7 +70,7 @@ async fn ten_thousand_abandoned_requests_leave_no_entry() {
         .iter()
         .filter(|m| m.method() == Some("notifications/cancelled"))
         .count();
-    assert_eq!((requests, cancels), (N as usize, N as usize));
+    assert_eq!((requests, cancels), (0, 0));
 
     // Late answers to all of them are ignored, and the engine still works.
     for i in 0..N {
@@ -85,5 +87,5 @@ async fn ten_thousand_abandoned_requests_leave_no_entry() {
     }))
     .await;
     assert_eq!(future.await.unwrap(), json!({ "resultType": "complete" }));
-    assert_eq!(engine.correlator().pending_count(), 0);
+    assert_eq!(engine.pending_count(), 0);
 }

@@ -213,7 +213,11 @@ async fn ignored_notifications_pass_anywhere() {
         .expect_request("b")
         .respond(json!({}));
     let t = ScriptedTransport::new(script, ConnectionHandlers::discard());
-    drop(t.request(req(1, "a", None), RequestOptions::new()));
+    let a = t.request(req(1, "a", None), RequestOptions::new());
+    // Let the script read it first: a request dropped while still queued
+    // is taken out of the queue, and then no cancel goes out.
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    drop(a);
     t.request(req(2, "b", None), RequestOptions::new())
         .await
         .unwrap();

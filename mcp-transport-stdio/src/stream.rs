@@ -21,15 +21,18 @@ use crate::wire::{ReadEnd, read_loop, write_loop};
 /// What a misbehaving peer costs:
 ///
 /// * a line that is not JSON (a stray `println!` on stdout), or not UTF-8,
-///   is skipped, logged, and reported to the connection listener as an
-///   [`events::NOISE`](mcp_transport::events::NOISE) event;
+///   is skipped, logged, and reported to the events listener as
+///   [`TransportEvent::Noise`](mcp_transport::TransportEvent::Noise);
 /// * valid JSON that is not JSON-RPC is skipped and reported as
-///   [`events::MALFORMED`](mcp_transport::events::MALFORMED);
+///   [`TransportEvent::Malformed`](mcp_transport::TransportEvent::Malformed);
+///   an answer among them fails its request with
+///   [`TransportError::Malformed`], a server request is answered `-32600`;
 /// * a line longer than the maximum message size is discarded as it
 ///   streams past (never buffered whole), reported as
-///   [`events::TOO_LARGE`](mcp_transport::events::TOO_LARGE), and the
-///   request it answers, when its id is near its start as usual, fails with
-///   [`TransportError::MessageTooLarge`];
+///   [`TransportEvent::TooLarge`](mcp_transport::TransportEvent::TooLarge),
+///   and the request it answers, when its id is near its start as usual,
+///   fails with [`TransportError::MessageTooLarge`] (a server request is
+///   answered with an error instead);
 /// * the end of the stream fails every pending request with
 ///   [`TransportError::ServerGone`].
 ///

@@ -4,10 +4,9 @@
 
 use futures::StreamExt;
 use mcp_protocol::Inbound;
-use mcp_protocol::framing::{encode_line, sniff_id};
+use mcp_protocol::framing::encode_line;
 use mcp_protocol::jsonrpc::ParseErrorKind;
-use mcp_transport::{Engine, OutboundReceiver, TransportError, events};
-use serde_json::json;
+use mcp_transport::{Engine, OutboundReceiver, TransportEvent};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
@@ -51,22 +50,7 @@ where
 fn handle_frame(engine: &Engine, frame: Frame, limit: usize) {
     match frame {
         Frame::Line(line) => handle_line(engine, &line),
-        Frame::TooLarge { seen, prefix } => {
-            let id = sniff_id(&prefix);
-            tracing::warn!(
-                size = seen,
-                limit,
-                id = ?id,
-                "skipping a message over the size limit (raise max_message_size to read it)"
-            );
-            engine.event(
-                events::TOO_LARGE,
-                json!({ "size": seen, "limit": limit, "id": id }),
-            );
-            if let Some(id) = id {
-                engine.fail_request(&id, TransportError::MessageTooLarge { size: seen, limit });
-            }
-        }
+        Frame::TooLarge { seen, prefix } => engine.receive_oversized(&prefix, seen, limit),
         Frame::Skipped { size } => {
             tracing::debug!(size, "skipped the over-long message; reading resumes");
         }
@@ -95,7 +79,10 @@ fn noise(engine: &Engine, line: &[u8], why: &str) {
         "skipped a line on the server's stdout that is not JSON-RPC ({why}); \
          servers must log to stderr"
     );
-    engine.event(events::NOISE, json!({ "line": shown }));
+    engine.event(TransportEvent::Noise {
+        line: shown,
+        len: line.len(),
+    });
 }
 
 /// Writes the engine's outbound items in order until the engine shuts down
@@ -120,8 +107,8 @@ where
         buf.extend_from_slice(&encode_line(&item.into_message()));
         while buf.len() < WRITE_BATCH {
             match outbound.try_recv() {
-                Ok(item) => buf.extend_from_slice(&encode_line(&item.into_message())),
-                Err(_) => break,
+                Some(item) => buf.extend_from_slice(&encode_line(&item.into_message())),
+                None => break,
             }
         }
         writer.write_all(&buf).await?;

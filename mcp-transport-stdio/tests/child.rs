@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use mcp_protocol::{Notification, Request};
+use mcp_protocol::Request;
 use mcp_transport::{
     CancellationToken, ConnectionHandlers, Connector, Listener, ListenerStream, RequestOptions,
-    Transport, TransportError, events,
+    Transport, TransportError, TransportEvent,
 };
 use mcp_transport_stdio::{ChildTransport, EnvPolicy, StdioCommand};
 use serde_json::{Value, json};
@@ -26,9 +26,11 @@ fn server() -> StdioCommand {
         .term_grace(GRACE)
 }
 
-fn spawn(cmd: &StdioCommand) -> (ChildTransport, ListenerStream) {
-    let (listener, stream) = Listener::channel(1024);
-    let t = cmd.spawn(ConnectionHandlers::new(listener)).expect("spawn");
+/// A child whose transport events the test reads.
+fn spawn(cmd: &StdioCommand) -> (ChildTransport, ListenerStream<TransportEvent>) {
+    let (events, stream) = Listener::bounded("transport events", 1024);
+    let handlers = ConnectionHandlers::discard().with_events(events);
+    let t = cmd.spawn(handlers).expect("spawn");
     (t, stream)
 }
 
@@ -43,7 +45,7 @@ async fn call(
         .await
 }
 
-async fn next_event(events: &mut ListenerStream) -> Notification {
+async fn next_event(events: &mut ListenerStream<TransportEvent>) -> TransportEvent {
     tokio::time::timeout(Duration::from_secs(5), events.next())
         .await
         .expect("an event in time")
@@ -199,20 +201,21 @@ async fn junk_on_stdout_costs_only_its_line() {
         let r = call(&t, id, method, json!({"id": id})).await;
         assert_eq!(r.unwrap()["echo"]["id"], id, "{method}");
     }
-    let ascii = next_event(&mut events).await;
-    assert_eq!(ascii.method, events::NOISE);
-    assert!(
-        ascii.params.unwrap()["line"]
-            .as_str()
-            .unwrap()
-            .starts_with("Server starting")
-    );
+    match next_event(&mut events).await {
+        TransportEvent::Noise { line, .. } => assert!(line.starts_with("Server starting")),
+        other => panic!("{other:?}"),
+    }
     let utf8 = next_event(&mut events).await;
-    assert_eq!(utf8.method, events::NOISE);
-    assert_eq!(next_event(&mut events).await.method, events::MALFORMED);
-    let null_id = next_event(&mut events).await;
-    assert_eq!(null_id.method, events::NULL_ID_ERROR);
-    assert_eq!(null_id.params.unwrap()["error"]["code"], -32700);
+    assert!(matches!(utf8, TransportEvent::Noise { .. }), "{utf8:?}");
+    let malformed = next_event(&mut events).await;
+    assert!(
+        matches!(malformed, TransportEvent::Malformed { .. }),
+        "{malformed:?}"
+    );
+    match next_event(&mut events).await {
+        TransportEvent::NullIdError { error } => assert_eq!(error.code, -32700),
+        other => panic!("{other:?}"),
+    }
     assert_eq!(call(&t, 5, "echo", json!(5)).await.unwrap()["echo"], 5);
     assert!(t.is_alive());
     t.close().await;
@@ -225,10 +228,10 @@ async fn over_limit_lines_are_skipped_and_fail_their_request() {
     // A line over the limit with no id: skipped, the request succeeds.
     let r = call(&t, 1, "big/noid", json!({"size": LIMIT * 4})).await;
     assert_eq!(r.unwrap()["echo"]["size"], LIMIT * 4);
-    let e = next_event(&mut events).await;
-    assert_eq!(e.method, events::TOO_LARGE);
-    assert_eq!(e.params.as_ref().unwrap()["id"], Value::Null);
-    assert_eq!(e.params.as_ref().unwrap()["limit"], LIMIT);
+    match next_event(&mut events).await {
+        TransportEvent::TooLarge { id, limit, .. } => assert_eq!((id, limit), (None, LIMIT)),
+        other => panic!("{other:?}"),
+    }
 
     // An answer over the limit: its request fails with MessageTooLarge.
     let start = Instant::now();
@@ -244,9 +247,12 @@ async fn over_limit_lines_are_skipped_and_fail_their_request() {
         "a 1 MiB answer over a 4 KiB limit failed its request in {:?}",
         start.elapsed()
     );
-    let e = next_event(&mut events).await;
-    assert_eq!(e.method, events::TOO_LARGE);
-    assert_eq!(e.params.unwrap()["id"], 2);
+    match next_event(&mut events).await {
+        TransportEvent::TooLarge { id, request, .. } => {
+            assert_eq!((id, request), (Some(2.into()), false));
+        }
+        other => panic!("{other:?}"),
+    }
     // Reading resumed after the discarded megabyte.
     assert_eq!(call(&t, 3, "echo", json!(3)).await.unwrap()["echo"], 3);
     // A line just under the limit still passes.
@@ -483,8 +489,12 @@ async fn cancelling_sends_notifications_cancelled() {
     assert!(call(&t, 1, "echo", json!(1)).await.is_ok());
     token.cancel();
     assert_eq!(pending.await, Err(TransportError::Cancelled));
-    // Dropping a future is a cancel too.
-    drop(t.request(Request::new(8, "hang", None), RequestOptions::new()));
+    // Dropping a future is a cancel too, once the server has the request
+    // (the echo behind it is answered only after the server read it; a
+    // request dropped before it left the queue is only taken out of it).
+    let dropped = t.request(Request::new(8, "hang", None), RequestOptions::new());
+    assert!(call(&t, 3, "echo", json!(3)).await.is_ok());
+    drop(dropped);
     let seen = call(&t, 2, "seen", json!({})).await.unwrap();
     let seen = seen["seen"].as_array().unwrap();
     let cancelled: Vec<&Value> = seen

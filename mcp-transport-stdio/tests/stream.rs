@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use mcp_protocol::{Notification, Request};
 use mcp_transport::{
-    ConnectionHandlers, Listener, ListenerStream, RequestOptions, Transport, TransportError, events,
+    ConnectionHandlers, Listener, ListenerStream, RequestOptions, Transport, TransportError,
+    TransportEvent,
 };
 use mcp_transport_stdio::StreamTransport;
 use serde_json::{Value, json};
@@ -40,13 +41,15 @@ impl Peer {
     }
 }
 
-fn setup(limit: usize, buffer: usize) -> (StreamTransport, ListenerStream, Peer) {
+type Events = ListenerStream<TransportEvent>;
+
+fn setup(limit: usize, buffer: usize) -> (StreamTransport, Events, Peer) {
     let (ours, theirs) = tokio::io::duplex(buffer);
-    let (listener, events) = Listener::channel(1024);
+    let (listener, events) = Listener::bounded("transport events", 1024);
     let t = StreamTransport::builder()
         .max_message_size(limit)
         .name("duplex")
-        .build_duplex(ours, ConnectionHandlers::new(listener));
+        .build_duplex(ours, ConnectionHandlers::discard().with_events(listener));
     let (read, write) = tokio::io::split(theirs);
     let peer = Peer {
         lines: BufReader::new(read).lines(),
@@ -55,7 +58,7 @@ fn setup(limit: usize, buffer: usize) -> (StreamTransport, ListenerStream, Peer)
     (t, events, peer)
 }
 
-async fn next_event(events: &mut ListenerStream) -> Notification {
+async fn next_event(events: &mut Events) -> TransportEvent {
     tokio::time::timeout(Duration::from_secs(5), events.next())
         .await
         .expect("an event in time")
@@ -104,17 +107,16 @@ async fn bad_lines_cost_only_themselves() {
     );
     let mut seen = Vec::new();
     for _ in 0..5 {
-        seen.push(next_event(&mut events).await.method);
+        seen.push(match next_event(&mut events).await {
+            TransportEvent::Noise { .. } => "noise",
+            TransportEvent::Malformed { .. } => "malformed",
+            TransportEvent::TooLarge { .. } => "too large",
+            other => panic!("{other:?}"),
+        });
     }
     assert_eq!(
         seen,
-        [
-            events::NOISE,
-            events::NOISE,
-            events::MALFORMED,
-            events::TOO_LARGE,
-            events::MALFORMED
-        ]
+        ["noise", "noise", "malformed", "too large", "malformed"]
     );
     assert!(t.is_alive());
 }

@@ -22,12 +22,12 @@ type Answer = Result<Value, TransportError>;
 
 /// Called when a request that is still pending is given up (cancelled,
 /// timed out or dropped) and its options allow a wire cancel.
-pub type CancelSink = Arc<dyn Fn(RequestId, &'static str) + Send + Sync>;
+pub(crate) type CancelSink = Arc<dyn Fn(RequestId, &'static str) + Send + Sync>;
 
 /// The pending-request table shared by a connection's read loop and its
 /// callers. Cheap to clone.
 #[derive(Clone)]
-pub struct Correlator {
+pub(crate) struct Correlator {
     inner: Arc<Inner>,
 }
 
@@ -57,7 +57,7 @@ struct Entry {
 /// What [`Correlator::route_progress`] or [`Correlator::route_request`]
 /// found for a notification.
 #[derive(Debug)]
-pub enum Route {
+pub(crate) enum Route {
     /// A live request matched; here is its listener, if it has one.
     Live(Option<Listener>),
     /// No live request has that key.
@@ -66,7 +66,7 @@ pub enum Route {
 
 impl Correlator {
     /// An empty table; `cancel_sink` carries wire cancels out.
-    pub fn new(cancel_sink: CancelSink) -> Self {
+    pub(crate) fn new(cancel_sink: CancelSink) -> Self {
         Correlator {
             inner: Arc::new(Inner {
                 table: Mutex::new(Table::default()),
@@ -87,7 +87,7 @@ impl Correlator {
     ///
     /// Fails at once with the connection's terminal error after death or
     /// close, and with [`TransportError::DuplicateId`] for an id in flight.
-    pub fn register(
+    pub(crate) fn register(
         &self,
         request: &Request,
         options: RequestOptions,
@@ -138,7 +138,7 @@ impl Correlator {
 
     /// Delivers an answer; returns false (and drops it) when no request
     /// with that id is pending.
-    pub fn resolve(&self, id: &RequestId, answer: Answer) -> bool {
+    pub(crate) fn resolve(&self, id: &RequestId, answer: Answer) -> bool {
         match self.remove(id) {
             Some(entry) => {
                 // The waiter may have just gone; then nobody wants it.
@@ -151,7 +151,7 @@ impl Correlator {
 
     /// Fails every pending request with `error`, and every later one too.
     /// The first terminal error wins.
-    pub fn fail_all(&self, error: TransportError) {
+    pub(crate) fn fail_all(&self, error: TransportError) {
         let entries: Vec<Entry> = {
             let mut table = self.table();
             if table.terminal.is_none() {
@@ -167,13 +167,13 @@ impl Correlator {
     }
 
     /// The error every new request fails with, once the connection ended.
-    pub fn terminal_error(&self) -> Option<TransportError> {
+    pub(crate) fn terminal_error(&self) -> Option<TransportError> {
         self.table().terminal.clone()
     }
 
     /// Finds the live request a notification belongs to, by progress token
     /// (which also restarts its timeout when it asked for that).
-    pub fn route_progress(&self, token: &RequestId) -> Route {
+    pub(crate) fn route_progress(&self, token: &RequestId) -> Route {
         let table = self.table();
         let Some(entry) = table
             .by_progress_token
@@ -188,7 +188,7 @@ impl Correlator {
 
     /// Finds the live request with this id (a subscription's notifications
     /// carry the id of the request that opened it).
-    pub fn route_request(&self, id: &RequestId) -> Route {
+    pub(crate) fn route_request(&self, id: &RequestId) -> Route {
         match self.table().pending.get(id) {
             Some(entry) => Route::Live(entry.listener.clone()),
             None => Route::NotFound,
@@ -196,14 +196,14 @@ impl Correlator {
     }
 
     /// How many requests are waiting for an answer.
-    pub fn pending_count(&self) -> usize {
+    pub(crate) fn pending_count(&self) -> usize {
         self.table().pending.len()
     }
 
     /// Holds every pending request's base timer still until the guard is
     /// dropped; hard maximums keep running. Used while the client handles
     /// a server request, which a person may take a while to answer.
-    pub fn pause_timers(&self) -> TimerPause {
+    pub(crate) fn pause_timers(&self) -> TimerPause {
         self.inner.pauses.send_modify(|n| *n += 1);
         TimerPause {
             correlator: self.clone(),
@@ -230,7 +230,7 @@ impl std::fmt::Debug for Correlator {
 
 /// Keeps base timers paused while it lives; see [`Correlator::pause_timers`].
 #[must_use = "timers resume when this is dropped"]
-pub struct TimerPause {
+pub(crate) struct TimerPause {
     correlator: Correlator,
 }
 

@@ -15,57 +15,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::{AbortHandle, Abortable, BoxFuture};
+use mcp_protocol::error_codes::{INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND};
+use mcp_protocol::framing::sniff;
+use mcp_protocol::meta::{PROGRESS_TOKEN, SUBSCRIPTION_ID};
+use mcp_protocol::methods::{NOTIFICATION_CANCELLED, NOTIFICATION_PROGRESS};
 use mcp_protocol::result::normalize_result;
 use mcp_protocol::{
     ErrorObject, ErrorResponse, Inbound, Message, Notification, ParseError, Request, RequestId,
     Response,
 };
-use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::correlation::{Correlator, Route};
+use crate::outbound::{Queue, Refused};
 use crate::{
-    ConnectionHandlers, GoneInfo, RequestOptions, ResponseFuture, Transport, TransportError, events,
+    ConnectionHandlers, GoneInfo, Outbound, OutboundReceiver, RequestOptions, ResponseFuture,
+    Transport, TransportError, TransportEvent,
 };
-
-const CANCELLED: &str = "notifications/cancelled";
-const PROGRESS: &str = "notifications/progress";
-const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-const METHOD_NOT_FOUND: i64 = -32601;
-
-/// One item for the wire, in order.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum Outbound {
-    /// A message to send as it is.
-    Message(Message),
-    /// Tell the server a request is given up. How is the wire's business:
-    /// [`Outbound::into_message`] makes the `notifications/cancelled` that
-    /// stdio and legacy HTTP send; modern HTTP closes the request's stream.
-    Cancel {
-        /// The request given up.
-        id: RequestId,
-        /// Why, for the server's logs.
-        reason: &'static str,
-    },
-}
-
-impl Outbound {
-    /// The item as a message, a cancel becoming `notifications/cancelled`.
-    pub fn into_message(self) -> Message {
-        match self {
-            Outbound::Message(m) => m,
-            Outbound::Cancel { id, reason } => Message::Notification(Notification::new(
-                CANCELLED,
-                Some(json!({ "requestId": id, "reason": reason })),
-            )),
-        }
-    }
-}
-
-/// The receiving end of an engine's outbound queue, for the wire's writer.
-pub type OutboundReceiver = mpsc::UnboundedReceiver<Outbound>;
 
 /// A [`Transport`] made of a message queue: see the module docs.
 ///
@@ -77,11 +43,18 @@ pub struct Engine {
 
 struct Inner {
     correlator: Correlator,
-    outbound: mpsc::UnboundedSender<Outbound>,
+    outbound: Arc<Queue>,
     handlers: ConnectionHandlers,
     running: Mutex<HashMap<RequestId, AbortHandle>>,
     shutdown: CancellationToken,
     alive: AtomicBool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The writer's `recv` ends once the last handle is gone.
+        self.outbound.close();
+    }
 }
 
 impl Engine {
@@ -89,16 +62,22 @@ impl Engine {
     /// its writer drains. Must be used inside a tokio runtime (server
     /// requests run on tasks of their own).
     pub fn new(handlers: ConnectionHandlers) -> (Engine, OutboundReceiver) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let sink_tx = tx.clone();
+        let queue = Queue::new(handlers.limits.max_outbound_bytes);
+        let sink = queue.clone();
         let correlator = Correlator::new(Arc::new(move |id, reason| {
+            // A request that never left the queue is simply taken out of
+            // it: the server never saw it, so there is nothing to cancel.
+            if sink.remove_request(&id) {
+                return;
+            }
             // After the wire is gone there is nobody to tell.
-            let _ = sink_tx.send(Outbound::Cancel { id, reason });
+            let _ = sink.push_always(Outbound::Cancel { id, reason });
         }));
+        let rx = OutboundReceiver::new(queue.clone());
         let engine = Engine {
             inner: Arc::new(Inner {
                 correlator,
-                outbound: tx,
+                outbound: queue,
                 handlers,
                 running: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
@@ -108,9 +87,10 @@ impl Engine {
         (engine, rx)
     }
 
-    /// The pending-request table.
-    pub fn correlator(&self) -> &Correlator {
-        &self.inner.correlator
+    /// How many requests are waiting for their answer (a connection that
+    /// leaks none returns to zero).
+    pub fn pending_count(&self) -> usize {
+        self.inner.correlator.pending_count()
     }
 
     /// Cancelled when the connection ends (closed, or the peer gone); the
@@ -152,39 +132,85 @@ impl Engine {
             }
             Message::Error(ErrorResponse { id: None, error }) => {
                 tracing::warn!(code = error.code, message = %error.message, "the server sent an error with a null id");
-                self.event(
-                    events::NULL_ID_ERROR,
-                    json!({ "error": serde_json::to_value(&error).unwrap_or_default() }),
-                );
+                self.event(TransportEvent::NullIdError { error });
             }
             Message::Request(request) => self.serve(request),
             Message::Notification(notification) => self.route(notification),
         }
     }
 
-    /// Reports a message that could not be parsed. Nothing is failed (its
-    /// request, if any, still has its timeout); the fault is logged and
-    /// given to the connection listener as an [`events::MALFORMED`] event.
+    /// Takes in a message that could not be parsed. Nothing is lost: an
+    /// answer whose id could be read fails its request at once with
+    /// [`TransportError::Malformed`]; a request of the server's whose id
+    /// could be read is answered with `-32600` (invalid request). Either
+    /// way the fault is logged and given to the events listener as
+    /// [`TransportEvent::Malformed`].
     pub fn receive_malformed(&self, error: ParseError) {
         tracing::warn!(%error, id = ?error.id, "skipped a malformed message from the server");
-        self.event(
-            events::MALFORMED,
-            json!({ "error": error.to_string(), "id": error.id }),
-        );
+        match &error.id {
+            Some(id) if error.request => self.refuse(
+                id.clone(),
+                INVALID_REQUEST,
+                format!("the client could not read this request: {error}"),
+            ),
+            Some(id) => {
+                let failure = TransportError::Malformed {
+                    detail: error.kind.to_string(),
+                };
+                if !self.inner.correlator.resolve(id, Err(failure)) {
+                    tracing::debug!(%id, "the malformed answer was for no pending request");
+                }
+            }
+            None => {}
+        }
+        self.event(TransportEvent::Malformed { error });
     }
 
-    /// Fails one pending request with a transport error (a message too
-    /// large to read, say). Returns false when it was not pending.
+    /// Takes in the news that a message over the transport's size limit was
+    /// skipped, with its first bytes (`prefix`, a few hundred are enough)
+    /// and the bytes seen. An answer whose id is found fails its request
+    /// with [`TransportError::MessageTooLarge`]; a server request whose id
+    /// is found (it names a method) is answered with `-32600`, so the
+    /// server is not left waiting. Reported as [`TransportEvent::TooLarge`].
+    pub fn receive_oversized(&self, prefix: &[u8], size: usize, limit: usize) {
+        let sniffed = sniff(prefix);
+        tracing::warn!(
+            size,
+            limit,
+            id = ?sniffed.id,
+            request = sniffed.request,
+            "skipping a message over the size limit (raise the maximum message size to read it)"
+        );
+        match &sniffed.id {
+            Some(id) if sniffed.request => self.refuse(
+                id.clone(),
+                INVALID_REQUEST,
+                format!(
+                    "the request is {size} bytes or more, over the client's limit of {limit} bytes"
+                ),
+            ),
+            Some(id) => {
+                self.fail_request(id, TransportError::MessageTooLarge { size, limit });
+            }
+            None => {}
+        }
+        self.event(TransportEvent::TooLarge {
+            size,
+            limit,
+            id: sniffed.id,
+            request: sniffed.request,
+        });
+    }
+
+    /// Fails one pending request with a transport error. Returns false
+    /// when it was not pending.
     pub fn fail_request(&self, id: &RequestId, error: TransportError) -> bool {
         self.inner.correlator.resolve(id, Err(error))
     }
 
-    /// Gives the connection listener a transport event (see [`events`]).
-    pub fn event(&self, method: &str, params: Value) {
-        self.inner
-            .handlers
-            .listener
-            .push(Notification::new(method, Some(params)));
+    /// Gives the events listener a transport event.
+    pub fn event(&self, event: TransportEvent) {
+        self.inner.handlers.events.push(event);
     }
 
     /// The peer is gone: every pending and later request fails with
@@ -196,6 +222,7 @@ impl Engine {
     fn end(&self, error: TransportError) {
         self.inner.alive.store(false, Ordering::Release);
         self.inner.correlator.fail_all(error);
+        self.inner.outbound.close();
         self.inner.shutdown.cancel();
         let running: Vec<AbortHandle> = self.running().drain().map(|(_, h)| h).collect();
         for handle in running {
@@ -207,11 +234,31 @@ impl Engine {
         self.inner.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Queues a request or notification of ours, within the byte bound.
     fn send(&self, message: Message) -> Result<(), TransportError> {
         self.inner
             .outbound
-            .send(Outbound::Message(message))
-            .map_err(|_| self.terminal())
+            .push(Outbound::Message(message))
+            .map_err(|refused| self.refused(refused))
+    }
+
+    /// Queues an answer to the server, which is never refused for size.
+    fn answer(&self, message: Message) {
+        let _ = self.inner.outbound.push_always(Outbound::Message(message));
+    }
+
+    fn refuse(&self, id: RequestId, code: i64, message: String) {
+        self.answer(Message::Error(ErrorResponse {
+            id: Some(id),
+            error: ErrorObject::new(code, message),
+        }));
+    }
+
+    fn refused(&self, refused: Refused) -> TransportError {
+        match refused {
+            Refused::Full(limit) => TransportError::QueueFull { limit },
+            Refused::Closed => self.terminal(),
+        }
     }
 
     fn terminal(&self) -> TransportError {
@@ -223,7 +270,7 @@ impl Engine {
 
     fn route(&self, notification: Notification) {
         let params = notification.params.as_ref();
-        if notification.method == CANCELLED {
+        if notification.method == NOTIFICATION_CANCELLED {
             let target = params
                 .and_then(|p| p.get("requestId"))
                 .and_then(RequestId::from_value);
@@ -233,17 +280,17 @@ impl Engine {
             }
         }
         let meta = notification.meta();
-        let token = if notification.method == PROGRESS {
-            params.and_then(|p| p.get("progressToken"))
+        let token = if notification.method == NOTIFICATION_PROGRESS {
+            params.and_then(|p| p.get(PROGRESS_TOKEN))
         } else {
-            meta.and_then(|m| m.get("progressToken"))
+            meta.and_then(|m| m.get(PROGRESS_TOKEN))
         }
         .and_then(RequestId::from_value);
         if let Some(token) = token {
             match self.inner.correlator.route_progress(&token) {
                 Route::Live(Some(listener)) => return listener.push(notification),
                 Route::Live(None) => return,
-                Route::NotFound if notification.method == PROGRESS => {
+                Route::NotFound if notification.method == NOTIFICATION_PROGRESS => {
                     tracing::debug!(%token, "dropped progress for a request that is no longer pending");
                     return;
                 }
@@ -263,21 +310,33 @@ impl Engine {
 
     fn serve(&self, request: Request) {
         let Some(handler) = self.inner.handlers.server_requests.clone() else {
-            let error = ErrorObject::new(
+            return self.refuse(
+                request.id,
                 METHOD_NOT_FOUND,
                 format!("the client does not handle {:?}", request.method),
             );
-            let _ = self.send(Message::Error(ErrorResponse {
-                id: Some(request.id),
-                error,
-            }));
-            return;
         };
         let id = request.id.clone();
         let (abort, registration) = AbortHandle::new_pair();
-        if let Some(previous) = self.running().insert(id.clone(), abort) {
-            tracing::warn!(%id, "the server reused the id of a request still being handled; the earlier one is aborted");
-            previous.abort();
+        {
+            let mut running = self.running();
+            let cap = self.inner.handlers.limits.max_concurrent_server_requests;
+            if running.len() >= cap && !running.contains_key(&id) {
+                drop(running);
+                tracing::warn!(%id, method = %request.method, cap, "refused a server request over the concurrency cap");
+                return self.refuse(
+                    id,
+                    INTERNAL_ERROR,
+                    format!(
+                        "the client is already handling {cap} requests from this server; \
+                         try again when one has been answered"
+                    ),
+                );
+            }
+            if let Some(previous) = running.insert(id.clone(), abort) {
+                tracing::warn!(%id, "the server reused the id of a request still being handled; the earlier one is aborted");
+                previous.abort();
+            }
         }
         let engine = self.clone();
         let pause = self.inner.correlator.pause_timers();
@@ -296,7 +355,7 @@ impl Engine {
                     error,
                 }),
             };
-            let _ = engine.send(message);
+            engine.answer(message);
         });
     }
 }

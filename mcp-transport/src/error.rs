@@ -81,6 +81,37 @@ pub enum TransportError {
         limit: usize,
     },
 
+    /// The server's answer to this request was not valid JSON-RPC (both
+    /// `result` and `error`, a malformed `error` member, a wrong `jsonrpc`
+    /// version…); the request fails at once instead of waiting out its
+    /// timeout. The answer itself was skipped.
+    ///
+    /// *Probe:* a malformed answer to `server/discover` is evidence of a
+    /// legacy server, as a success that is no `DiscoverResult` is.
+    #[error(
+        "the server's answer was not valid JSON-RPC ({detail}); \
+         the server is faulty: report it to its authors"
+    )]
+    Malformed {
+        /// What was wrong with it.
+        detail: String,
+    },
+
+    /// The connection's outbound queue is full: the peer is not reading
+    /// what was already sent. Nothing was queued; the call may be retried
+    /// once the peer catches up.
+    ///
+    /// *Probe:* fatal (the server is not reading its input).
+    #[error(
+        "{limit} bytes are already waiting to be written to the server, which is not \
+         reading them; nothing was sent (the server may be stuck, or raise \
+         ConnectionLimits::max_outbound_bytes)"
+    )]
+    QueueFull {
+        /// The configured limit, in bytes.
+        limit: usize,
+    },
+
     /// The request's id is already in flight on this connection. Ids are
     /// the caller's to choose and must be unique among in-flight requests;
     /// the transport refuses rather than mix up two answers.

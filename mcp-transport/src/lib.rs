@@ -5,7 +5,8 @@
 //! message to a server and an answer back. This crate is the contract
 //! between the two: the [`Transport`] trait, the closed set of
 //! [`TransportError`]s, per-request [`RequestOptions`], [`Listener`]s for
-//! inbound notifications, and the [`Connector`] that makes fresh connections.
+//! inbound notifications (and typed [`TransportEvent`]s about the wire
+//! itself), and the [`Connector`] that makes fresh connections.
 //!
 //! It also holds the part every transport shares, so it is written once:
 //! the [`Engine`], which turns "I can move messages" into a whole
@@ -52,36 +53,21 @@
 mod correlation;
 mod engine;
 mod error;
+mod event;
 mod handler;
 mod listener;
 mod options;
+mod outbound;
 mod transport;
 
-pub use correlation::{CancelSink, Correlator, Route, TimerPause};
-pub use engine::{Engine, Outbound, OutboundReceiver};
+pub use engine::Engine;
 pub use error::{ExitInfo, GoneInfo, TransportError};
-pub use handler::{ConnectionHandlers, ServerRequestHandler};
-pub use listener::{DEFAULT_LISTENER_CAPACITY, Listener, ListenerStream};
+pub use event::TransportEvent;
+pub use handler::{ConnectionHandlers, ConnectionLimits, ServerRequestHandler};
+pub use listener::{DEFAULT_LISTENER_CAPACITY, Listener, ListenerStream, Tap};
 pub use options::RequestOptions;
+pub use outbound::{Outbound, OutboundReceiver};
 pub use transport::{Connector, ResponseFuture, Transport};
 
 /// Re-exported so that transports and callers name one token type.
 pub use tokio_util::sync::CancellationToken;
-
-/// Events a transport gives the connection listener about its own
-/// condition, as notifications whose method starts with `$/`, a prefix
-/// the protocol never uses.
-pub mod events {
-    /// An error answer with a null id: the server could not read some
-    /// request of ours. Params: `{"error": {code, message, data?}}`.
-    pub const NULL_ID_ERROR: &str = "$/mcp-transport/nullIdError";
-    /// A message that was not valid JSON-RPC was skipped. Params:
-    /// `{"error": "<what was wrong>", "id": <id or null>}`.
-    pub const MALFORMED: &str = "$/mcp-transport/malformed";
-    /// A message over the size limit was skipped. Params:
-    /// `{"size": <bytes seen>, "limit": <limit>, "id": <id or null>}`.
-    pub const TOO_LARGE: &str = "$/mcp-transport/tooLarge";
-    /// A line on stdout that was not JSON at all was skipped. Params:
-    /// `{"line": "<its start, lossily decoded>"}`.
-    pub const NOISE: &str = "$/mcp-transport/noise";
-}

@@ -4,6 +4,9 @@
 //! notifications, so a [`Listener`] is the sending half of a bounded queue
 //! that drops its *oldest* entry when full (counting and warning), and whose
 //! consumer may vanish, or panic, at any time without the read loop noticing.
+//!
+//! The queue carries [`Notification`]s by default; the same queue carries a
+//! transport's own [`TransportEvent`](crate::TransportEvent)s.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -18,22 +21,27 @@ use mcp_protocol::Notification;
 /// The queue capacity [`Listener::channel`] users usually want.
 pub const DEFAULT_LISTENER_CAPACITY: usize = 1024;
 
-struct State {
-    items: VecDeque<Notification>,
+/// Called on the read loop for every item a [`Listener`] is given, before
+/// it is queued; see [`Listener::tapped`].
+pub type Tap<T> = Arc<dyn Fn(&T) + Send + Sync>;
+
+struct State<T> {
+    items: VecDeque<T>,
     waker: Option<Waker>,
     receiver_alive: bool,
 }
 
-struct Queue {
-    state: Mutex<State>,
+struct Queue<T> {
+    state: Mutex<State<T>>,
     capacity: usize,
     dropped: AtomicU64,
     senders: AtomicUsize,
     name: &'static str,
+    tap: Option<Tap<T>>,
 }
 
-impl Queue {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+impl<T> Queue<T> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<T>> {
         // A panic while holding this lock cannot leave the queue
         // inconsistent (every update is a single push or pop), so a poisoned
         // lock is used as it is.
@@ -41,28 +49,103 @@ impl Queue {
     }
 }
 
-/// The sending half: where a transport pushes notifications.
+/// The sending half: where a transport pushes notifications (or, typed
+/// `Listener<TransportEvent>`, its own events).
 ///
 /// Cloning makes another sender for the same queue. [`push`](Self::push)
 /// never blocks.
-pub struct Listener {
-    queue: Arc<Queue>,
+pub struct Listener<T = Notification> {
+    queue: Arc<Queue<T>>,
 }
 
 /// The receiving half: a [`Stream`] of notifications. It ends when every
 /// [`Listener`] for it is gone.
-pub struct ListenerStream {
-    queue: Arc<Queue>,
+pub struct ListenerStream<T = Notification> {
+    queue: Arc<Queue<T>>,
 }
 
 impl Listener {
     /// A queue holding at most `capacity` notifications (at least one).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use mcp_protocol::Notification;
+    /// let (listener, mut stream) = mcp_transport::Listener::channel(16);
+    /// listener.push(Notification::new("notifications/message", None));
+    /// assert_eq!(stream.recv().await.unwrap().method, "notifications/message");
+    /// # }
+    /// ```
     pub fn channel(capacity: usize) -> (Listener, ListenerStream) {
         Self::named_channel("listener", capacity)
     }
 
     /// Like [`channel`](Self::channel), with a name used in warnings.
     pub fn named_channel(name: &'static str, capacity: usize) -> (Listener, ListenerStream) {
+        Listener::bounded(name, capacity)
+    }
+
+    /// A listener that calls `f` for each notification, on a task of its
+    /// own. A panic in `f` is caught and logged; later notifications still
+    /// arrive. Needs a tokio runtime.
+    pub fn from_fn(capacity: usize, f: impl FnMut(Notification) + Send + 'static) -> Listener {
+        Listener::callback("callback listener", capacity, f)
+    }
+
+    /// A listener that discards everything.
+    pub fn discard() -> Listener {
+        Listener::sink()
+    }
+}
+
+impl<T: Send + 'static> Listener<T> {
+    /// A named queue of any item type holding at most `capacity` items.
+    ///
+    /// ```
+    /// use mcp_transport::{Listener, TransportEvent};
+    /// let (events, mut stream) = Listener::<TransportEvent>::bounded("transport events", 64);
+    /// # let _ = (events, stream.try_recv());
+    /// ```
+    pub fn bounded(name: &'static str, capacity: usize) -> (Listener<T>, ListenerStream<T>) {
+        Self::with_tap(name, capacity, None)
+    }
+
+    /// Like [`bounded`](Self::bounded), with a tap: a cheap, non-blocking
+    /// function run on the read loop for each item before it is queued. It
+    /// sees every item, even those the queue later drops, so work that must
+    /// not be lost (a cache dropping stale entries) does not wait for a
+    /// slow consumer. A panicking tap is caught and logged.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use mcp_protocol::Notification;
+    /// use mcp_transport::Listener;
+    ///
+    /// let seen = Arc::new(AtomicUsize::new(0));
+    /// let counter = seen.clone();
+    /// let (listener, _stream) = Listener::tapped("counted", 1, Arc::new(move |_: &Notification| {
+    ///     counter.fetch_add(1, Ordering::Relaxed);
+    /// }));
+    /// for _ in 0..3 {
+    ///     listener.push(Notification::new("n", None));
+    /// }
+    /// assert_eq!(seen.load(Ordering::Relaxed), 3); // the queue kept only one
+    /// assert_eq!(listener.dropped(), 2);
+    /// ```
+    pub fn tapped(
+        name: &'static str,
+        capacity: usize,
+        tap: Tap<T>,
+    ) -> (Listener<T>, ListenerStream<T>) {
+        Self::with_tap(name, capacity, Some(tap))
+    }
+
+    fn with_tap(
+        name: &'static str,
+        capacity: usize,
+        tap: Option<Tap<T>>,
+    ) -> (Listener<T>, ListenerStream<T>) {
         let queue = Arc::new(Queue {
             state: Mutex::new(State {
                 items: VecDeque::new(),
@@ -73,6 +156,7 @@ impl Listener {
             dropped: AtomicU64::new(0),
             senders: AtomicUsize::new(1),
             name,
+            tap,
         });
         (
             Listener {
@@ -82,35 +166,44 @@ impl Listener {
         )
     }
 
-    /// A listener that calls `f` for each notification, on a task of its
-    /// own. A panic in `f` is caught and logged; later notifications still
-    /// arrive. Needs a tokio runtime.
-    pub fn from_fn(capacity: usize, f: impl FnMut(Notification) + Send + 'static) -> Listener {
-        let (listener, mut stream) = Self::named_channel("callback listener", capacity);
+    /// A listener of any item type that calls `f` for each item on a task
+    /// of its own, surviving a panic in `f`. Needs a tokio runtime.
+    pub fn callback(
+        name: &'static str,
+        capacity: usize,
+        f: impl FnMut(T) + Send + 'static,
+    ) -> Listener<T> {
+        let (listener, mut stream) = Self::bounded(name, capacity);
         let mut f = f;
         tokio::spawn(async move {
             use futures::StreamExt;
-            while let Some(n) = stream.next().await {
-                let method = n.method.clone();
-                if catch_unwind(AssertUnwindSafe(|| f(n))).is_err() {
-                    tracing::error!(%method, "a notification listener panicked; it keeps receiving");
+            while let Some(item) = stream.next().await {
+                if catch_unwind(AssertUnwindSafe(|| f(item))).is_err() {
+                    tracing::error!(listener = name, "a listener panicked; it keeps receiving");
                 }
             }
         });
         listener
     }
 
-    /// A listener that discards everything.
-    pub fn discard() -> Listener {
-        let (listener, stream) = Self::named_channel("discard", 1);
+    /// A listener of any item type that discards everything.
+    pub fn sink() -> Listener<T> {
+        let (listener, stream) = Self::bounded("discard", 1);
         drop(stream);
         listener
     }
+}
 
-    /// Queues a notification. When the queue is full the oldest entry is
-    /// dropped, counted and warned about; when the receiver is gone the
-    /// notification is discarded. Never blocks.
-    pub fn push(&self, notification: Notification) {
+impl<T> Listener<T> {
+    /// Queues an item. When the queue is full the oldest entry is dropped,
+    /// counted and warned about; when the receiver is gone the item is
+    /// discarded. Never blocks. A tap, if any, sees the item first.
+    pub fn push(&self, item: T) {
+        if let Some(tap) = &self.queue.tap
+            && catch_unwind(AssertUnwindSafe(|| tap(&item))).is_err()
+        {
+            tracing::error!(listener = self.queue.name, "a listener's tap panicked");
+        }
         let waker = {
             let mut state = self.queue.lock();
             if !state.receiver_alive {
@@ -130,7 +223,7 @@ impl Listener {
                     );
                 }
             }
-            state.items.push_back(notification);
+            state.items.push_back(item);
             state.waker.take()
         };
         if let Some(w) = waker {
@@ -138,7 +231,7 @@ impl Listener {
         }
     }
 
-    /// How many notifications were dropped because the queue was full.
+    /// How many items were dropped because the queue was full.
     pub fn dropped(&self) -> u64 {
         self.queue.dropped.load(Ordering::Relaxed)
     }
@@ -149,7 +242,7 @@ impl Listener {
     }
 }
 
-impl Clone for Listener {
+impl<T> Clone for Listener<T> {
     fn clone(&self) -> Self {
         self.queue.senders.fetch_add(1, Ordering::Relaxed);
         Listener {
@@ -158,7 +251,7 @@ impl Clone for Listener {
     }
 }
 
-impl Drop for Listener {
+impl<T> Drop for Listener<T> {
     fn drop(&mut self) {
         if self.queue.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
             let waker = self.queue.lock().waker.take();
@@ -169,7 +262,7 @@ impl Drop for Listener {
     }
 }
 
-impl std::fmt::Debug for Listener {
+impl<T> std::fmt::Debug for Listener<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Listener")
             .field("name", &self.queue.name)
@@ -179,28 +272,28 @@ impl std::fmt::Debug for Listener {
     }
 }
 
-impl ListenerStream {
-    /// The next notification, or `None` once every sender is gone and the
-    /// queue is empty.
-    pub async fn recv(&mut self) -> Option<Notification> {
+impl<T> ListenerStream<T> {
+    /// The next item, or `None` once every sender is gone and the queue is
+    /// empty.
+    pub async fn recv(&mut self) -> Option<T> {
         futures::StreamExt::next(self).await
     }
 
-    /// A notification already queued, without waiting.
-    pub fn try_recv(&mut self) -> Option<Notification> {
+    /// An item already queued, without waiting.
+    pub fn try_recv(&mut self) -> Option<T> {
         self.queue.lock().items.pop_front()
     }
 
-    /// How many notifications were dropped because the queue was full.
+    /// How many items were dropped because the queue was full.
     pub fn dropped(&self) -> u64 {
         self.queue.dropped.load(Ordering::Relaxed)
     }
 }
 
-impl Stream for ListenerStream {
-    type Item = Notification;
+impl<T> Stream for ListenerStream<T> {
+    type Item = T;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Notification>> {
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let mut state = self.queue.lock();
         if let Some(n) = state.items.pop_front() {
             return Poll::Ready(Some(n));
@@ -213,7 +306,7 @@ impl Stream for ListenerStream {
     }
 }
 
-impl Drop for ListenerStream {
+impl<T> Drop for ListenerStream<T> {
     fn drop(&mut self) {
         let mut state = self.queue.lock();
         state.receiver_alive = false;
@@ -221,7 +314,7 @@ impl Drop for ListenerStream {
     }
 }
 
-impl std::fmt::Debug for ListenerStream {
+impl<T> std::fmt::Debug for ListenerStream<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ListenerStream")
             .field("name", &self.queue.name)
@@ -256,6 +349,25 @@ mod tests {
         drop(s);
         l.push(n(1));
         assert!(!l.is_connected());
+    }
+
+    #[test]
+    fn tap_sees_what_the_queue_drops_and_survives_a_panic() {
+        let seen = Arc::new(AtomicUsize::new(0));
+        let counter = seen.clone();
+        let (l, mut s) = Listener::tapped(
+            "t",
+            1,
+            Arc::new(move |n: &Notification| {
+                counter.fetch_add(1, Ordering::Relaxed);
+                assert_ne!(n.method, "n2", "a tap that panics");
+            }),
+        );
+        for i in 0..4 {
+            l.push(n(i));
+        }
+        assert_eq!(seen.load(Ordering::Relaxed), 4);
+        assert_eq!(s.try_recv().unwrap().method, "n3");
     }
 
     #[tokio::test]

@@ -42,6 +42,10 @@ pub struct RequestOptions {
     /// Off for `initialize`, which the spec says is never cancelled, and for
     /// the era probe.
     pub cancel_on_wire: bool,
+    /// Extra headers for the request's HTTP message (the `Mcp-Param-*`
+    /// values of a `tools/call`, say), as name and value. Transports
+    /// without headers ignore them.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Default for RequestOptions {
@@ -53,6 +57,7 @@ impl Default for RequestOptions {
             cancellation: None,
             listener: None,
             cancel_on_wire: true,
+            headers: Vec::new(),
         }
     }
 }
@@ -92,6 +97,17 @@ impl RequestOptions {
     /// Routes the request's notifications to `listener`.
     pub fn listener(mut self, listener: Listener) -> Self {
         self.listener = Some(listener);
+        self
+    }
+
+    /// Adds an extra header (see [`headers`](Self::headers)).
+    ///
+    /// ```
+    /// let o = mcp_transport::RequestOptions::new().header("Mcp-Param-Region", "eu");
+    /// assert_eq!(o.headers, [("Mcp-Param-Region".to_owned(), "eu".to_owned())]);
+    /// ```
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
         self
     }
 

@@ -139,7 +139,7 @@ impl Tap {
     /// queue; returns whether anything is waiting to be received.
     pub(crate) fn drain(&self) -> bool {
         let mut state = self.lock();
-        while let Ok(item) = state.rx.try_recv() {
+        while let Some(item) = state.rx.try_recv() {
             let message = item.into_message();
             state.log.push(message.clone());
             state.queue.push_back(message);

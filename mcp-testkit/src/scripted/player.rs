@@ -261,7 +261,9 @@ impl Player {
         loop {
             let m = std::future::poll_fn(|cx| {
                 let polled = self.shared.tap.poll_recv(cx);
-                let waiting = polled.is_pending();
+                // A wire that ended waits for nothing more, as idle as one
+                // that waits for the client.
+                let waiting = !matches!(polled, std::task::Poll::Ready(Some(_)));
                 self.shared.update(|s| s.waiting = waiting);
                 polled
             })
