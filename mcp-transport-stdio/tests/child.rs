@@ -196,11 +196,66 @@ async fn a_server_flooding_stderr_is_answered() {
         start.elapsed()
     );
     assert_eq!(r["echo"]["bytes"], 1 << 20);
-    assert!(bytes.load(Ordering::Relaxed) >= 3 << 20);
+    // The callback runs on a thread of its own, a little behind.
+    let start = Instant::now();
+    while bytes.load(Ordering::Relaxed) < 3 << 20 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the callback missed lines"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let tail = t.stderr_tail();
     assert!(tail.len() <= 64 * 1024, "the tail is bounded");
     assert!(tail.lines().count() <= 50, "the tail is bounded");
     assert!(tail.contains("noise on stderr"));
+    t.close().await;
+}
+
+/// A stderr callback that blocks (a user logging to a full pipe, a lock
+/// held elsewhere) must not stop the drain: the server writes more than a
+/// pipe holds to stderr before it answers, and is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_stderr_callback_does_not_stop_the_drain() {
+    let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let lines = Arc::new(AtomicUsize::new(0));
+    let (g, counted) = (gate.clone(), lines.clone());
+    let cmd = server().on_stderr(move |_line| {
+        counted.fetch_add(1, Ordering::Relaxed);
+        let (open, turn) = &*g;
+        let mut open = open.lock().unwrap();
+        while !*open {
+            open = turn.wait(open).unwrap();
+        }
+    });
+    let (t, _events) = spawn(&cmd);
+    // Were the callback run on the drain, the runtime itself could stall
+    // (a worker blocked for good): a thread of our own lets it go after a
+    // while, so that such a fault shows as a slow answer, not a hang.
+    let watchdog = gate.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(8));
+        *watchdog.0.lock().unwrap() = true;
+        watchdog.1.notify_all();
+    });
+    let start = Instant::now();
+    let options = RequestOptions::new().timeout(Duration::from_secs(30));
+    let r = t
+        .request(
+            Request::new(1, "stderr", Some(json!({"bytes": 2 << 20}))),
+            options,
+        )
+        .await;
+    let took = start.elapsed();
+    println!("answered after 2 MiB of stderr, the callback blocked, in {took:?}");
+    let seen = lines.load(Ordering::Relaxed);
+    // Let the callback go before judging, so that nothing stays blocked.
+    *gate.0.lock().unwrap() = true;
+    gate.1.notify_all();
+    assert_eq!(r.expect("answered")["echo"]["bytes"], 2 << 20);
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(seen >= 1, "the callback was called");
+    assert!(t.stderr_tail().contains("noise on stderr"));
     t.close().await;
 }
 

@@ -304,9 +304,12 @@ impl StdioCommand {
         self
     }
 
-    /// Calls `callback` with each line the server writes to stderr, on the
-    /// task that drains it: keep it quick (a slow callback slows the
-    /// draining; a panic is caught and logged).
+    /// Calls `callback` with each line the server writes to stderr, in
+    /// order, on a thread of its own (one per server): the drain never
+    /// waits for it, so even a callback that blocks cannot stall the
+    /// server. When it falls more than 4 MiB of lines behind, the oldest
+    /// waiting lines are dropped, counted and warned about (the tail and
+    /// `tracing` still get every line). A panic is caught and logged.
     ///
     /// ```
     /// let cmd = mcp_transport_stdio::StdioCommand::new("server")

@@ -154,7 +154,10 @@ pub(super) fn spawn_stderr(
     let process = process.clone();
     tokio::spawn(
         async move {
-            stderr::drain(stderr, process.tail.clone(), process.name.clone(), callback).await;
+            // The callback's thread, if any, is left to finish on its own:
+            // nothing here waits on user code.
+            let _callback =
+                stderr::drain(stderr, process.tail.clone(), process.name.clone(), callback).await;
             process.stderr_done.send_replace(true);
         }
         .instrument(span.clone()),
