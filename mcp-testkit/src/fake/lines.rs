@@ -10,8 +10,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 use super::config::{FakeConfig, Knob};
-use super::errors::{INVALID_REQUEST, PARSE_ERROR};
 use super::session::{Out, Session};
+use mcp_protocol::error_codes::{INVALID_REQUEST, PARSE_ERROR};
 
 /// How serving ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
