@@ -79,7 +79,10 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
 }
 
 fn request_progress_token(params: &Value) -> Option<Value> {
-    params.get("_meta")?.get("progressToken").cloned()
+    params
+        .get("_meta")?
+        .get(mcp_protocol::meta::PROGRESS_TOKEN)
+        .cloned()
 }
 
 fn initialize(session: &Session, params: &Value) -> Result<Value, ErrorObject> {

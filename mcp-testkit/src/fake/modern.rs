@@ -70,7 +70,7 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     let ctx = Ctx {
         session: session.clone(),
         modern: true,
-        progress_token: meta.get("progressToken").cloned(),
+        progress_token: meta.get(mcp_protocol::meta::PROGRESS_TOKEN).cloned(),
         log_level: meta
             .get(LOG_LEVEL)
             .and_then(Value::as_str)
