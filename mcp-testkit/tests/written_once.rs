@@ -1,7 +1,8 @@
 //! What must be written once, in `mcp-protocol`, is not written again:
 //! the fake server spells no method name, `_meta` key or error code of its
 //! own (its tests may keep literal JSON messages as an independent oracle),
-//! and no crate of the workspace hand-writes base64.
+//! no crate of the workspace hand-writes base64, and newline framing is
+//! `mcp_protocol::framing`'s splitter wherever messages are read.
 //!
 //! The names are read from `mcp-protocol`'s sources, so a constant added
 //! there is checked here too.
@@ -131,5 +132,44 @@ fn no_hand_written_base64() {
     assert!(
         found.is_empty(),
         "base64 comes from the base64 crate, but these write their own: {found:?}"
+    );
+}
+
+#[test]
+fn messages_are_split_into_lines_by_one_splitter() {
+    let root = workspace();
+    let mut files = Vec::new();
+    for dir in [
+        "mcp-testkit/src",
+        "mcp-transport-stdio/src",
+        "xtask/bench/src",
+    ] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    // Not message framing: stderr is free-form text, cut (not skipped)
+    // into pieces; the misbehaving server is a test oracle of its own.
+    let exempt = [
+        "mcp-transport-stdio/src/stderr.rs",
+        "mcp-transport-stdio/src/bin/misbehave.rs",
+    ];
+    let patterns = ["read_until(", "split(b'\\n')", "== b'\\n')"];
+    let mut found = Vec::new();
+    for file in &files {
+        let name = file.strip_prefix(&root).unwrap().display().to_string();
+        if exempt.contains(&name.as_str()) {
+            continue;
+        }
+        for (line, code) in code_lines(file) {
+            for pattern in patterns {
+                if code.contains(pattern) {
+                    found.push(format!("{name}:{line}: {}", code.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "lines split by hand instead of with mcp_protocol::framing:\n{}",
+        found.join("\n")
     );
 }
