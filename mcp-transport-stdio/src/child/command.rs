@@ -45,7 +45,9 @@ use crate::stderr::StderrCallback;
 ///   grandchildren (the real server behind `npx`, `uvx` or a shell script)
 ///   go too, and any left after the server itself exited are killed.
 ///   Dropping the transport without `close` kills the group with `SIGKILL`
-///   and reaps the child synchronously: no orphans, no zombies.
+///   and returns at once; the child is reaped by the transport's own task
+///   (or, when its runtime is gone, a small thread): no orphans, no
+///   zombies, and no thread blocked waiting.
 /// * **Cancellation** goes on the wire as `notifications/cancelled`.
 /// * The [environment](EnvPolicy) is inherited by default.
 ///

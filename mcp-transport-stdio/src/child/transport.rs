@@ -27,7 +27,10 @@ use crate::stderr::Tail;
 /// process group with `SIGKILL` and returns at once, without waiting for
 /// the server to die: the task that watches the server reaps it, or, when
 /// its runtime is shutting down or gone, a small detached thread does. So
-/// a drop never blocks an async worker, and no zombie is left behind.
+/// a drop never blocks an async worker, and no zombie is left behind. The
+/// same happens when the runtime the transport was started on shuts down
+/// first: with its tasks gone the server cannot be spoken to, so it is
+/// killed and reaped then.
 ///
 /// ```no_run
 /// use std::time::Duration;
