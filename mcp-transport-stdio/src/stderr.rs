@@ -115,7 +115,8 @@ impl Forwarder {
         let shared = Arc::new((Mutex::new(Queue::default()), Condvar::new()));
         let theirs = shared.clone();
         let thread = std::thread::Builder::new()
-            .name(format!("mcp-stderr-{server}"))
+            // A NUL in a thread's name would make spawning panic.
+            .name(format!("mcp-stderr-{}", server.replace('\0', "")))
             .spawn(move || deliver(&theirs, &callback, &server))?;
         Ok((Forwarder { shared, capacity }, thread))
     }
