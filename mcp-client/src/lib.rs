@@ -55,7 +55,7 @@ mod server_requests;
 mod session;
 pub mod subscriptions;
 pub mod tasks;
-pub mod tool_schemas;
+mod tool_schemas;
 mod verdict;
 
 pub use builder::ClientBuilder;

@@ -4,6 +4,14 @@
 //! escapes every control character inside strings, so an encoded message can
 //! never contain a raw newline; [`encode_line`] relies on that and a test
 //! proves it on arbitrary input.
+//!
+//! Reading is done by one splitter, for every reader of this workspace
+//! (the stdio transport's codec, the testkit's peers and fake server, the
+//! benchmarks): [`LineSplitter`], a state machine over bytes the caller
+//! holds, with a maximum line length past which a line is reported once
+//! ([`Frame::TooLarge`], with its first bytes to find its id) and then
+//! discarded as it arrives, never buffered whole. [`LineBuffer`] owns the
+//! bytes for a caller that has no buffer of its own. Neither does I/O.
 
 use crate::jsonrpc::{Message, RequestId};
 
@@ -126,6 +134,386 @@ fn read_string(s: &str) -> Option<(String, &str)> {
     None
 }
 
+/// How many leading bytes of an over-long line are kept
+/// ([`Frame::TooLarge`]'s `prefix`), enough to find its id with
+/// [`sniff_id`].
+///
+/// ```
+/// assert!(mcp_protocol::framing::PREFIX_LEN >= 64);
+/// ```
+pub const PREFIX_LEN: usize = 256;
+
+/// One thing read from a newline-delimited stream, its bytes as `T`
+/// (`&[u8]` from a [`LineBuffer`], `Bytes` from the stdio codec).
+///
+/// ```
+/// use mcp_protocol::framing::Frame;
+/// fn describe(frame: &Frame<&[u8]>) -> String {
+///     match frame {
+///         Frame::Line(line) => format!("{} bytes", line.len()),
+///         Frame::TooLarge { seen, .. } => format!("over the limit ({seen} bytes so far)"),
+///         Frame::Skipped { size } => format!("skipped {size} bytes"),
+///         _ => "something new".into(),
+///     }
+/// }
+/// assert_eq!(describe(&Frame::Line(b"{}")), "2 bytes");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Frame<T> {
+    /// A whole line, without its `\n` (nor a `\r` before it). It may be
+    /// anything: JSON, noise, invalid UTF-8; judging it is the reader's job.
+    Line(T),
+    /// A line grew past the limit. It is reported once, as soon as that is
+    /// known, and its remaining bytes are then discarded up to the next
+    /// newline.
+    TooLarge {
+        /// How many bytes of the line were seen so far (a lower bound of
+        /// its length).
+        seen: usize,
+        /// Its first bytes (at most [`PREFIX_LEN`]), enough to find an id
+        /// with [`sniff_id`].
+        prefix: T,
+    },
+    /// The end of a line reported as [`Frame::TooLarge`] was reached.
+    Skipped {
+        /// The whole line's length, newline excluded.
+        size: usize,
+    },
+}
+
+/// What [`LineSplitter::split`] found at the start of the bytes it was
+/// given, and how many of them the caller is done with (`consumed`: drop
+/// them before the next call).
+///
+/// ```
+/// use mcp_protocol::framing::{LineSplitter, Split};
+///
+/// let mut splitter = LineSplitter::new(100);
+/// let buf = b"{}\r\nrest";
+/// assert_eq!(splitter.split(buf), Split::Line { len: 2, consumed: 4 });
+/// assert_eq!(splitter.split(&buf[4..]), Split::Incomplete { consumed: 0 });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Split {
+    /// A whole line: the first `len` bytes (newline and a `\r` before it
+    /// excluded); `consumed` counts the newline too.
+    Line {
+        /// The line's length.
+        len: usize,
+        /// Bytes done with.
+        consumed: usize,
+    },
+    /// A line over the limit ([`Frame::TooLarge`]): its first `prefix`
+    /// bytes are at the start of the buffer; read them before dropping
+    /// the `consumed` bytes.
+    TooLarge {
+        /// Bytes of the line seen so far.
+        seen: usize,
+        /// How many leading bytes to keep (at most [`PREFIX_LEN`]).
+        prefix: usize,
+        /// Bytes done with (discarded).
+        consumed: usize,
+    },
+    /// The end of an over-long line ([`Frame::Skipped`]).
+    Skipped {
+        /// The whole line's length.
+        size: usize,
+        /// Bytes done with.
+        consumed: usize,
+    },
+    /// No whole frame yet: call again with more bytes after the ones kept.
+    /// While an over-long line is being discarded, `consumed` is all of
+    /// them, so nothing of it is ever kept.
+    Incomplete {
+        /// Bytes done with.
+        consumed: usize,
+    },
+}
+
+/// Splits a byte stream into lines of at most `max` bytes, without ever
+/// giving up on it: a line over the limit is reported once and skipped,
+/// then reading resumes. Pure: the caller holds the bytes, calls
+/// [`split`](Self::split) with everything it has not consumed yet (new
+/// bytes after the old ones), and drops what each answer says it consumed.
+///
+/// ```
+/// use mcp_protocol::framing::{LineSplitter, Split};
+///
+/// let mut splitter = LineSplitter::new(8);
+/// let mut buf: Vec<u8> = b"this line is too long\n[1]\n".to_vec();
+/// let Split::TooLarge { prefix, consumed, .. } = splitter.split(&buf) else { panic!() };
+/// assert_eq!(&buf[..prefix], b"this line is too long");
+/// buf.drain(..consumed);
+/// let Split::Skipped { size: 21, consumed } = splitter.split(&buf) else { panic!() };
+/// buf.drain(..consumed);
+/// assert_eq!(splitter.split(&buf), Split::Line { len: 3, consumed: 4 });
+/// ```
+#[derive(Clone, Debug)]
+pub struct LineSplitter {
+    max: usize,
+    /// How far the current (incomplete) line was already searched.
+    scanned: usize,
+    /// Set while discarding an over-long line: bytes seen so far.
+    discarding: Option<usize>,
+}
+
+impl LineSplitter {
+    /// A splitter for lines of at most `max` bytes (newline excluded);
+    /// `usize::MAX` for no limit.
+    ///
+    /// ```
+    /// assert_eq!(mcp_protocol::framing::LineSplitter::new(10).max(), 10);
+    /// ```
+    pub fn new(max: usize) -> Self {
+        LineSplitter {
+            max,
+            scanned: 0,
+            discarding: None,
+        }
+    }
+
+    /// The limit.
+    ///
+    /// ```
+    /// assert_eq!(mcp_protocol::framing::LineSplitter::new(usize::MAX).max(), usize::MAX);
+    /// ```
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// The next frame at the start of `buf`: the bytes not consumed by
+    /// earlier calls, followed by any new ones.
+    ///
+    /// ```
+    /// use mcp_protocol::framing::{LineSplitter, Split};
+    /// let mut s = LineSplitter::new(100);
+    /// assert_eq!(s.split(b"ab"), Split::Incomplete { consumed: 0 });
+    /// assert_eq!(s.split(b"abc\n"), Split::Line { len: 3, consumed: 4 });
+    /// ```
+    pub fn split(&mut self, buf: &[u8]) -> Split {
+        if let Some(seen) = self.discarding {
+            return match newline(buf) {
+                Some(i) => {
+                    self.discarding = None;
+                    Split::Skipped {
+                        size: seen + i,
+                        consumed: i + 1,
+                    }
+                }
+                None => {
+                    self.discarding = Some(seen + buf.len());
+                    Split::Incomplete {
+                        consumed: buf.len(),
+                    }
+                }
+            };
+        }
+        let from = self.scanned.min(buf.len());
+        match newline(&buf[from..]).map(|i| from + i) {
+            Some(i) if i <= self.max => {
+                self.scanned = 0;
+                let len = if i > 0 && buf[i - 1] == b'\r' {
+                    i - 1
+                } else {
+                    i
+                };
+                Split::Line {
+                    len,
+                    consumed: i + 1,
+                }
+            }
+            // Too long, but already whole: report it now; the newline is
+            // left in place, so the next call ends the skip at once.
+            Some(i) => self.too_large(i),
+            None if buf.len() > self.max => self.too_large(buf.len()),
+            None => {
+                self.scanned = buf.len();
+                Split::Incomplete { consumed: 0 }
+            }
+        }
+    }
+
+    fn too_large(&mut self, seen: usize) -> Split {
+        self.scanned = 0;
+        self.discarding = Some(seen);
+        Split::TooLarge {
+            seen,
+            prefix: seen.min(PREFIX_LEN),
+            consumed: seen,
+        }
+    }
+
+    /// Like [`split`](Self::split), at the end of the stream: a last line
+    /// without its newline is taken as it is, and a skip in progress ends.
+    /// `None` once nothing is left.
+    ///
+    /// ```
+    /// use mcp_protocol::framing::{LineSplitter, Split};
+    /// let mut s = LineSplitter::new(100);
+    /// assert_eq!(s.finish(b"last"), Some(Split::Line { len: 4, consumed: 4 }));
+    /// assert_eq!(s.finish(b""), None);
+    /// ```
+    pub fn finish(&mut self, buf: &[u8]) -> Option<Split> {
+        let consumed = match self.split(buf) {
+            Split::Incomplete { consumed } => consumed,
+            found => return Some(found),
+        };
+        if let Some(seen) = self.discarding.take() {
+            return Some(Split::Skipped {
+                size: seen,
+                consumed,
+            });
+        }
+        if buf.is_empty() {
+            return None;
+        }
+        self.scanned = 0;
+        let len = buf.len() - usize::from(buf.ends_with(b"\r"));
+        Some(Split::Line {
+            len,
+            consumed: buf.len(),
+        })
+    }
+}
+
+fn newline(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|b| *b == b'\n')
+}
+
+/// A [`LineSplitter`] that owns its bytes, for a reader with no buffer of
+/// its own: [`extend`](Self::extend) it with what was read, then take
+/// frames with [`next_frame`](Self::next_frame) until there are none (and
+/// [`finish`](Self::finish) at the end of the stream). It holds at most one
+/// line of the limit's size plus what was read last.
+///
+/// ```
+/// use mcp_protocol::framing::{Frame, LineBuffer};
+///
+/// let mut lines = LineBuffer::new(1024);
+/// lines.extend(b"{\"a\":1}\n{\"b\"");
+/// assert_eq!(lines.next_frame(), Some(Frame::Line(&b"{\"a\":1}"[..])));
+/// assert_eq!(lines.next_frame(), None);
+/// lines.extend(b":2}\n");
+/// assert_eq!(lines.next_frame(), Some(Frame::Line(&b"{\"b\":2}"[..])));
+/// assert_eq!(lines.finish(), None);
+/// ```
+#[derive(Clone, Debug)]
+pub struct LineBuffer {
+    splitter: LineSplitter,
+    buf: Vec<u8>,
+    /// Where the bytes not yet consumed start.
+    start: usize,
+}
+
+impl LineBuffer {
+    /// A buffer for lines of at most `max` bytes (`usize::MAX`: no limit).
+    ///
+    /// ```
+    /// let lines = mcp_protocol::framing::LineBuffer::new(1 << 20);
+    /// assert_eq!(lines.max(), 1 << 20);
+    /// ```
+    pub fn new(max: usize) -> Self {
+        LineBuffer {
+            splitter: LineSplitter::new(max),
+            buf: Vec::new(),
+            start: 0,
+        }
+    }
+
+    /// The limit.
+    ///
+    /// ```
+    /// assert_eq!(mcp_protocol::framing::LineBuffer::new(7).max(), 7);
+    /// ```
+    pub fn max(&self) -> usize {
+        self.splitter.max()
+    }
+
+    /// Adds bytes read from the stream.
+    ///
+    /// ```
+    /// let mut lines = mcp_protocol::framing::LineBuffer::new(100);
+    /// lines.extend(b"ping\n");
+    /// assert!(lines.next_frame().is_some());
+    /// ```
+    pub fn extend(&mut self, bytes: &[u8]) {
+        if self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+        } else if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// The next frame, or `None` until more bytes are added.
+    ///
+    /// ```
+    /// use mcp_protocol::framing::{Frame, LineBuffer};
+    /// let mut lines = LineBuffer::new(4);
+    /// lines.extend(b"too long\nok\n");
+    /// assert!(matches!(lines.next_frame(), Some(Frame::TooLarge { seen: 8, .. })));
+    /// assert_eq!(lines.next_frame(), Some(Frame::Skipped { size: 8 }));
+    /// assert_eq!(lines.next_frame(), Some(Frame::Line(&b"ok"[..])));
+    /// ```
+    pub fn next_frame(&mut self) -> Option<Frame<&[u8]>> {
+        let split = self.splitter.split(&self.buf[self.start..]);
+        self.take(split)
+    }
+
+    /// The next frame at the end of the stream: a last line without its
+    /// newline counts. `None` once nothing is left.
+    ///
+    /// ```
+    /// use mcp_protocol::framing::{Frame, LineBuffer};
+    /// let mut lines = LineBuffer::new(100);
+    /// lines.extend(b"no newline");
+    /// assert_eq!(lines.next_frame(), None);
+    /// assert_eq!(lines.finish(), Some(Frame::Line(&b"no newline"[..])));
+    /// ```
+    pub fn finish(&mut self) -> Option<Frame<&[u8]>> {
+        let split = self.splitter.finish(&self.buf[self.start..])?;
+        self.take(split)
+    }
+
+    fn take(&mut self, split: Split) -> Option<Frame<&[u8]>> {
+        let at = self.start;
+        match split {
+            Split::Line { len, consumed } => {
+                self.start += consumed;
+                Some(Frame::Line(&self.buf[at..at + len]))
+            }
+            Split::TooLarge {
+                seen,
+                prefix,
+                consumed,
+            } => {
+                self.start += consumed;
+                Some(Frame::TooLarge {
+                    seen,
+                    prefix: &self.buf[at..at + prefix],
+                })
+            }
+            Split::Skipped { size, consumed } => {
+                self.start += consumed;
+                Some(Frame::Skipped { size })
+            }
+            Split::Incomplete { consumed } => {
+                self.start += consumed;
+                if self.start == self.buf.len() {
+                    // Drop discarded bytes now, not at the next extend.
+                    self.buf.clear();
+                    self.start = 0;
+                }
+                None
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +546,120 @@ mod tests {
         assert_eq!(sniff_id(b"garbage"), None);
         let line = encode_line(&Message::Request(Request::new(5, "x", Some(json!({})))));
         assert_eq!(sniff_id(&line), Some(5.into()));
+    }
+
+    fn frames(max: usize, chunks: &[&[u8]], eof: bool) -> Vec<Frame<Vec<u8>>> {
+        let mut lines = LineBuffer::new(max);
+        let mut out = Vec::new();
+        let own = |f: Frame<&[u8]>| match f {
+            Frame::Line(l) => Frame::Line(l.to_vec()),
+            Frame::TooLarge { seen, prefix } => Frame::TooLarge {
+                seen,
+                prefix: prefix.to_vec(),
+            },
+            Frame::Skipped { size } => Frame::Skipped { size },
+        };
+        for chunk in chunks {
+            lines.extend(chunk);
+            while let Some(f) = lines.next_frame() {
+                out.push(own(f));
+            }
+        }
+        if eof {
+            while let Some(f) = lines.finish() {
+                out.push(own(f));
+            }
+        }
+        out
+    }
+
+    fn line(s: &str) -> Frame<Vec<u8>> {
+        Frame::Line(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn lines_across_chunks() {
+        let f = frames(100, &[b"ab", b"c\nde", b"f\r\n", b"\n"], false);
+        assert_eq!(f, vec![line("abc"), line("def"), line("")]);
+    }
+
+    #[test]
+    fn exactly_at_the_limit_passes() {
+        let f = frames(3, &[b"abc\nabcd\n"], false);
+        assert_eq!(f[0], line("abc"));
+        assert!(matches!(f[1], Frame::TooLarge { seen: 4, .. }));
+        assert_eq!(f[2], Frame::Skipped { size: 4 });
+    }
+
+    #[test]
+    fn over_long_line_is_discarded_without_buffering() {
+        let mut lines = LineBuffer::new(10);
+        lines.extend(br#"{"id":7,"result":"#);
+        match lines.next_frame().unwrap() {
+            Frame::TooLarge { seen, prefix } => {
+                assert_eq!(seen, 17);
+                assert_eq!(sniff_id(prefix), Some(7.into()));
+            }
+            other => panic!("{other:?}"),
+        }
+        for _ in 0..100 {
+            lines.extend(&[b'x'; 1000]);
+            assert_eq!(lines.next_frame(), None);
+            assert!(lines.buf.is_empty(), "discarded bytes are not kept");
+        }
+        lines.extend(b"}\n{}\n");
+        assert_eq!(
+            lines.next_frame(),
+            Some(Frame::Skipped {
+                size: 17 + 100_000 + 1
+            })
+        );
+        assert_eq!(lines.next_frame(), Some(Frame::Line(&b"{}"[..])));
+    }
+
+    #[test]
+    fn eof_flushes_a_last_line_and_a_skip() {
+        assert_eq!(
+            frames(10, &[b"a\nlast\r"], true),
+            vec![line("a"), line("last")]
+        );
+        let f = frames(3, &[b"toolong"], true);
+        assert!(matches!(f[0], Frame::TooLarge { seen: 7, .. }));
+        assert_eq!(f[1], Frame::Skipped { size: 7 });
+        assert_eq!(f.len(), 2);
+    }
+
+    #[test]
+    fn one_byte_at_a_time_is_the_same_as_all_at_once() {
+        let input = b"{\"a\":1}\r\nnoise\nthis one is far too long\n\nend";
+        // How much of an over-long line was seen when it was reported
+        // depends on the chunks; everything else does not.
+        let same = |frames: Vec<Frame<Vec<u8>>>| -> Vec<Frame<Vec<u8>>> {
+            frames
+                .into_iter()
+                .map(|f| match f {
+                    Frame::TooLarge { prefix, .. } => Frame::TooLarge {
+                        seen: 0,
+                        prefix: prefix[..12].to_vec(),
+                    },
+                    other => other,
+                })
+                .collect()
+        };
+        let whole = same(frames(12, &[input], true));
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(same(frames(12, &bytes, true)), whole);
+        assert_eq!(whole.len(), 6, "{whole:?}");
+    }
+
+    #[test]
+    fn no_limit_keeps_any_line() {
+        let long = vec![b'y'; 1 << 20];
+        let mut input = long.clone();
+        input.push(b'\n');
+        assert_eq!(
+            frames(usize::MAX, &[&input], false),
+            vec![Frame::Line(long)]
+        );
     }
 }

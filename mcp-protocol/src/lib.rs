@@ -8,6 +8,9 @@
 //!
 //! - [`jsonrpc`]: the JSON-RPC 2.0 envelope and strict parsing of it.
 //! - [`framing`]: newline-delimited JSON, as stdio frames messages.
+//! - [`headers`]: the HTTP headers that mirror a request's body:
+//!   `Mcp-Param-*` from a tool's `x-mcp-header` annotations, and the
+//!   `=?base64?…?=` value encoding.
 //! - [`version`]: protocol revisions and their eras.
 //! - [`types`]: typed params and results of every method, 2024-11-05 to
 //!   2026-07-28, tolerant of whatever a newer peer adds.
@@ -37,6 +40,7 @@ mod macros;
 
 pub mod error_codes;
 pub mod framing;
+pub mod headers;
 pub mod jsonrpc;
 pub mod meta;
 pub mod methods;

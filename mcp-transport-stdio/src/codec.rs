@@ -7,18 +7,19 @@
 //! that a line was too long. An over-long line is not buffered: the decoder
 //! keeps its first bytes (to find the id of the answer it carries) and
 //! discards the rest up to the next newline, then reading resumes.
+//!
+//! The splitting itself is [`mcp_protocol::framing::LineSplitter`], the
+//! one every line reader of this workspace uses; this is its `tokio-util`
+//! face.
 
 use bytes::{Buf, Bytes, BytesMut};
+use mcp_protocol::framing::{LineSplitter, Split};
 use tokio_util::codec::Decoder;
 
-/// How many leading bytes of an over-long line are kept, to find its id.
-///
-/// ```
-/// assert!(mcp_transport_stdio::codec::PREFIX_LEN >= 64);
-/// ```
-pub const PREFIX_LEN: usize = 256;
+pub use mcp_protocol::framing::PREFIX_LEN;
 
-/// One thing read from a newline-delimited stream.
+/// One thing read from a newline-delimited stream:
+/// [`mcp_protocol::framing::Frame`] over [`Bytes`].
 ///
 /// ```
 /// use mcp_transport_stdio::codec::Frame;
@@ -32,33 +33,13 @@ pub const PREFIX_LEN: usize = 256;
 /// }
 /// assert_eq!(describe(&Frame::Line("{}".into())), "2 bytes");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Frame {
-    /// A whole line, without its `\n` (nor a `\r` before it). It may be
-    /// anything: JSON, noise, invalid UTF-8; judging it is the reader's job.
-    Line(Bytes),
-    /// A line grew past the limit. It is reported once, as soon as that is
-    /// known, and its remaining bytes are then discarded up to the next
-    /// newline.
-    TooLarge {
-        /// How many bytes of the line were seen so far (a lower bound of
-        /// its length).
-        seen: usize,
-        /// Its first bytes (at most [`PREFIX_LEN`]), enough to find an id
-        /// with [`mcp_protocol::framing::sniff_id`].
-        prefix: Bytes,
-    },
-    /// The end of a line reported as [`Frame::TooLarge`] was reached.
-    Skipped {
-        /// The whole line's length, newline excluded.
-        size: usize,
-    },
-}
+pub type Frame = mcp_protocol::framing::Frame<Bytes>;
 
 /// A [`Decoder`] for newline-delimited messages with a size limit, that
 /// never returns an error for what a line contains (only the reader's own
-/// I/O errors pass through `FramedRead`).
+/// I/O errors pass through `FramedRead`). The splitting is
+/// [`mcp_protocol::framing::LineSplitter`]'s; this only moves bytes out of
+/// `FramedRead`'s buffer.
 ///
 /// ```
 /// use bytes::BytesMut;
@@ -76,11 +57,7 @@ pub enum Frame {
 /// ```
 #[derive(Debug)]
 pub struct LineDecoder {
-    max: usize,
-    /// How far the current (incomplete) line was already searched.
-    scanned: usize,
-    /// Set while discarding an over-long line: bytes seen so far.
-    discarding: Option<usize>,
+    splitter: LineSplitter,
 }
 
 impl LineDecoder {
@@ -94,9 +71,7 @@ impl LineDecoder {
     /// ```
     pub fn new(max: usize) -> Self {
         LineDecoder {
-            max,
-            scanned: 0,
-            discarding: None,
+            splitter: LineSplitter::new(max),
         }
     }
 
@@ -106,15 +81,38 @@ impl LineDecoder {
     /// assert_eq!(mcp_transport_stdio::codec::LineDecoder::new(10).max(), 10);
     /// ```
     pub fn max(&self) -> usize {
-        self.max
+        self.splitter.max()
     }
 }
 
-fn trim_cr(mut line: BytesMut) -> Bytes {
-    if line.last() == Some(&b'\r') {
-        line.truncate(line.len() - 1);
+/// Takes what `split` found out of `buf`.
+fn take(buf: &mut BytesMut, split: Split) -> Option<Frame> {
+    match split {
+        Split::Line { len, consumed } => {
+            let mut line = buf.split_to(consumed);
+            line.truncate(len);
+            Some(Frame::Line(line.freeze()))
+        }
+        Split::TooLarge {
+            seen,
+            prefix,
+            consumed,
+        } => {
+            let prefix = Bytes::copy_from_slice(&buf[..prefix]);
+            buf.advance(consumed);
+            Some(Frame::TooLarge { seen, prefix })
+        }
+        Split::Skipped { size, consumed } => {
+            buf.advance(consumed);
+            Some(Frame::Skipped { size })
+        }
+        Split::Incomplete { consumed } => {
+            buf.advance(consumed);
+            None
+        }
+        // A kind of split this decoder does not know: keep reading.
+        _ => None,
     }
-    line.freeze()
 }
 
 impl Decoder for LineDecoder {
@@ -122,69 +120,15 @@ impl Decoder for LineDecoder {
     type Error = std::io::Error;
 
     fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
-        if let Some(seen) = self.discarding {
-            return Ok(match buf.iter().position(|b| *b == b'\n') {
-                Some(i) => {
-                    buf.advance(i + 1);
-                    self.discarding = None;
-                    Some(Frame::Skipped { size: seen + i })
-                }
-                None => {
-                    self.discarding = Some(seen + buf.len());
-                    buf.clear();
-                    None
-                }
-            });
-        }
-        let newline = buf[self.scanned..]
-            .iter()
-            .position(|b| *b == b'\n')
-            .map(|i| self.scanned + i);
-        match newline {
-            Some(i) if i <= self.max => {
-                self.scanned = 0;
-                let mut line = buf.split_to(i + 1);
-                line.truncate(i);
-                Ok(Some(Frame::Line(trim_cr(line))))
-            }
-            // Too long, but already whole: report it and move on.
-            Some(i) => {
-                self.scanned = 0;
-                let prefix = Bytes::copy_from_slice(&buf[..i.min(PREFIX_LEN)]);
-                // Report now; the `Skipped` comes on the next call, which
-                // finds the newline left in place at once.
-                self.discarding = Some(i);
-                buf.advance(i);
-                Ok(Some(Frame::TooLarge { seen: i, prefix }))
-            }
-            None if buf.len() > self.max => {
-                self.scanned = 0;
-                let seen = buf.len();
-                let prefix = Bytes::copy_from_slice(&buf[..seen.min(PREFIX_LEN)]);
-                self.discarding = Some(seen);
-                buf.clear();
-                Ok(Some(Frame::TooLarge { seen, prefix }))
-            }
-            None => {
-                self.scanned = buf.len();
-                Ok(None)
-            }
-        }
+        let split = self.splitter.split(buf);
+        Ok(take(buf, split))
     }
 
     fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
-        if let Some(frame) = self.decode(buf)? {
-            return Ok(Some(frame));
-        }
-        if let Some(seen) = self.discarding.take() {
-            return Ok(Some(Frame::Skipped { size: seen }));
-        }
-        if buf.is_empty() {
-            return Ok(None);
-        }
-        // A last line without its newline: take it as it is.
-        self.scanned = 0;
-        Ok(Some(Frame::Line(trim_cr(buf.split()))))
+        Ok(match self.splitter.finish(buf) {
+            Some(split) => take(buf, split),
+            None => None,
+        })
     }
 }
 

@@ -49,8 +49,8 @@
 //!   [`codec::LineDecoder`], which never ends the stream on a bad line.
 //! * `bytes`: the decoder's buffers.
 //! * `libc` (Unix only): signals to a whole process group
-//!   (`kill(-pgid, sig)`) and the synchronous `waitpid` that `Drop` needs;
-//!   tokio offers neither.
+//!   (`kill(-pgid, sig)`), and the blocking `waitpid` of the thread that
+//!   reaps a server whose runtime is gone; tokio offers neither.
 //! * `futures`, `serde_json`, `tracing`: streams, the events' params, logs
 //!   and spans (`mcp_stream` / `mcp_stdio`, with the server's name; stderr
 //!   lines under the target [`STDERR_TARGET`]).

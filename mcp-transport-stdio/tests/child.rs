@@ -79,6 +79,23 @@ fn assert_reaped(pid: u32) {
     assert!(proc_state(pid).is_none(), "the server {pid} left a zombie");
 }
 
+/// A direct child must be reaped soon (by the transport's task or its
+/// reaper thread, not by whoever dropped it): gone from /proc, no zombie.
+/// Returns how long that took.
+async fn wait_reaped(pid: u32) -> Duration {
+    let start = Instant::now();
+    while proc_state(pid).is_some() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the server {pid} was never reaped (state {:?})",
+            proc_state(pid)
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(!pid_alive(pid));
+    start.elapsed()
+}
+
 /// A grandchild must be dead at once (gone, or a zombie that is not ours
 /// to reap), and gone entirely once PID 1 has reaped it. Returns how long
 /// the latter took.
@@ -181,11 +198,66 @@ async fn a_server_flooding_stderr_is_answered() {
         start.elapsed()
     );
     assert_eq!(r["echo"]["bytes"], 1 << 20);
-    assert!(bytes.load(Ordering::Relaxed) >= 3 << 20);
+    // The callback runs on a thread of its own, a little behind.
+    let start = Instant::now();
+    while bytes.load(Ordering::Relaxed) < 3 << 20 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the callback missed lines"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let tail = t.stderr_tail();
     assert!(tail.len() <= 64 * 1024, "the tail is bounded");
     assert!(tail.lines().count() <= 50, "the tail is bounded");
     assert!(tail.contains("noise on stderr"));
+    t.close().await;
+}
+
+/// A stderr callback that blocks (a user logging to a full pipe, a lock
+/// held elsewhere) must not stop the drain: the server writes more than a
+/// pipe holds to stderr before it answers, and is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_stderr_callback_does_not_stop_the_drain() {
+    let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let lines = Arc::new(AtomicUsize::new(0));
+    let (g, counted) = (gate.clone(), lines.clone());
+    let cmd = server().on_stderr(move |_line| {
+        counted.fetch_add(1, Ordering::Relaxed);
+        let (open, turn) = &*g;
+        let mut open = open.lock().unwrap();
+        while !*open {
+            open = turn.wait(open).unwrap();
+        }
+    });
+    let (t, _events) = spawn(&cmd);
+    // Were the callback run on the drain, the runtime itself could stall
+    // (a worker blocked for good): a thread of our own lets it go after a
+    // while, so that such a fault shows as a slow answer, not a hang.
+    let watchdog = gate.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(8));
+        *watchdog.0.lock().unwrap() = true;
+        watchdog.1.notify_all();
+    });
+    let start = Instant::now();
+    let options = RequestOptions::new().timeout(Duration::from_secs(30));
+    let r = t
+        .request(
+            Request::new(1, "stderr", Some(json!({"bytes": 2 << 20}))),
+            options,
+        )
+        .await;
+    let took = start.elapsed();
+    println!("answered after 2 MiB of stderr, the callback blocked, in {took:?}");
+    let seen = lines.load(Ordering::Relaxed);
+    // Let the callback go before judging, so that nothing stays blocked.
+    *gate.0.lock().unwrap() = true;
+    gate.1.notify_all();
+    assert_eq!(r.expect("answered")["echo"]["bytes"], 2 << 20);
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(seen >= 1, "the callback was called");
+    assert!(t.stderr_tail().contains("noise on stderr"));
     t.close().await;
 }
 
@@ -446,7 +518,7 @@ async fn a_grandchild_outliving_its_parent_is_killed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn drop_without_close_kills_the_group_synchronously() {
+async fn drop_without_close_kills_the_group() {
     let pid_file = temp_file("drop-grandchild");
     let cmd = server()
         .args(["--ignore-eof", "--ignore-term", "--grandchild"])
@@ -459,13 +531,69 @@ async fn drop_without_close_kills_the_group_synchronously() {
     let start = Instant::now();
     drop(t);
     let took = start.elapsed();
-    println!("drop (SIGKILL to the group, synchronous reap) took {took:?}");
-    // Reaped before drop returned: no task had to run.
-    assert_reaped(pid);
+    println!("drop (SIGKILL to the group) took {took:?}");
     assert!(took < Duration::from_secs(1));
     assert_eq!(pending.await, Err(TransportError::Closed));
+    let reaped = wait_reaped(pid).await;
+    println!("the server was reaped {reaped:?} after drop returned");
     let reaped = assert_grandchild_gone(grandchild).await;
     println!("the grandchild was reaped by PID 1 {reaped:?} after drop returned");
+}
+
+/// Drop runs on whatever thread drops the transport; on a current-thread
+/// runtime that is the runtime's only thread. It must not wait there for
+/// the server to die: it signals, returns, and the runtime reaps.
+#[tokio::test(flavor = "current_thread")]
+async fn drop_on_a_runtime_thread_does_not_wait_for_the_server() {
+    let (t, _events) = spawn(&server().args(["--ignore-eof", "--ignore-term"]));
+    let pid = t.pid().unwrap();
+    assert!(call(&t, 1, "echo", json!(1)).await.is_ok());
+    let start = Instant::now();
+    drop(t);
+    let took = start.elapsed();
+    // Nothing else ran on this thread since drop began, and drop itself
+    // must not have waited for the child: it is still there to reap
+    // (killed, or a zombie), whatever the machine's speed.
+    let state = proc_state(pid);
+    println!("drop took {took:?}; right after it the server was {state:?}");
+    assert!(
+        state.is_some(),
+        "drop waited on the runtime's thread until the server was reaped"
+    );
+    assert!(took < Duration::from_millis(500), "drop took {took:?}");
+    let reaped = wait_reaped(pid).await;
+    println!("the runtime reaped the server {reaped:?} after drop returned");
+}
+
+/// A runtime that shuts down with the transport's tasks still running
+/// leaves the reaping to a thread: no zombie either.
+#[test]
+fn a_runtime_shut_down_under_a_live_transport_leaves_no_zombie() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (t, pid) = rt.block_on(async {
+        let (t, _events) = spawn(&server().arg("--ignore-eof"));
+        let pid = t.pid().unwrap();
+        assert!(call(&t, 1, "echo", json!(1)).await.is_ok());
+        (t, pid)
+    });
+    drop(rt);
+    drop(t);
+    let start = Instant::now();
+    while proc_state(pid).is_some() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the server {pid} was never reaped (state {:?})",
+            proc_state(pid)
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    println!(
+        "reaped {:?} after the runtime and transport were dropped",
+        start.elapsed()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -475,7 +603,7 @@ async fn drop_outside_any_task_still_kills() {
     assert!(call(&t, 1, "echo", json!(1)).await.is_ok());
     // Dropped on a plain thread, no runtime context at all.
     std::thread::spawn(move || drop(t)).join().unwrap();
-    assert_reaped(pid);
+    wait_reaped(pid).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

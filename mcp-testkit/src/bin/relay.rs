@@ -8,9 +8,11 @@
 //! a real process dying. EOF on stdin, or the socket closing, ends it with
 //! code 0.
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::net::TcpStream;
 use std::process::exit;
+
+use mcp_protocol::framing::{LineSplitter, Split};
 
 fn usage() -> ! {
     eprintln!("usage: mcp-testkit-relay --connect HOST:PORT");
@@ -41,41 +43,19 @@ fn main() {
 
     // stdin -> socket, on a thread of its own; EOF on stdin ends the relay.
     std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut stdin = stdin.lock();
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match stdin.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => {
-                    let _ = to_socket.flush();
-                    let _ = to_socket.shutdown(std::net::Shutdown::Write);
-                    exit(0)
-                }
-                Ok(_) => {
-                    if to_socket.write_all(&line).is_err() {
-                        exit(0)
-                    }
-                }
-            }
-        }
+        each_line(std::io::stdin().lock(), |raw, _| {
+            to_socket.write_all(raw).is_ok()
+        });
+        let _ = to_socket.flush();
+        let _ = to_socket.shutdown(std::net::Shutdown::Write);
+        exit(0)
     });
 
     // socket -> stdout, with control lines.
-    let mut from_socket = BufReader::new(stream);
     let stdout = std::io::stdout();
     let mut stdout = BufWriter::new(stdout.lock());
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match from_socket.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => {
-                let _ = stdout.flush();
-                exit(0)
-            }
-            Ok(_) => {}
-        }
-        if let Some((code, stderr)) = control(&line) {
+    each_line(stream, |raw, line| {
+        if let Some((code, stderr)) = control(line) {
             let _ = stdout.flush();
             let mut err = std::io::stderr().lock();
             let _ = err.write_all(stderr.as_bytes());
@@ -85,9 +65,42 @@ fn main() {
             let _ = err.flush();
             exit(code)
         }
-        if stdout.write_all(&line).is_err() || stdout.flush().is_err() {
-            exit(0)
+        stdout.write_all(raw).is_ok() && stdout.flush().is_ok()
+    });
+    let _ = stdout.flush();
+    exit(0)
+}
+
+/// Reads `input` to its end (or an error), handing each line to `each` as
+/// its raw bytes (newline included, so what is relayed is byte for byte
+/// what came) and its content; stops when `each` returns false. The lines
+/// are found by mcp-protocol's splitter, with no limit: the relay passes
+/// everything through, over-long lines included.
+fn each_line(mut input: impl Read, mut each: impl FnMut(&[u8], &[u8]) -> bool) {
+    let mut splitter = LineSplitter::new(usize::MAX);
+    let mut buf = Vec::new();
+    let mut chunk = vec![0; 64 * 1024];
+    loop {
+        let mut start = 0;
+        while let Split::Line { len, consumed } = splitter.split(&buf[start..]) {
+            let raw = &buf[start..start + consumed];
+            if !each(raw, &raw[..len]) {
+                return;
+            }
+            start += consumed;
         }
+        buf.drain(..start);
+        match input.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    // A last line without its newline is relayed as it is.
+    if let Some(Split::Line { len, consumed }) = splitter.finish(&buf) {
+        let raw = &buf[..consumed];
+        each(raw, &raw[..len]);
     }
 }
 

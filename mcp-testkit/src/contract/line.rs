@@ -3,9 +3,9 @@
 use std::collections::VecDeque;
 
 use futures::future::BoxFuture;
-use mcp_protocol::framing::encode_line;
+use mcp_protocol::framing::{Frame, LineBuffer, encode_line};
 use mcp_protocol::{Inbound, Message};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::Peer;
 
@@ -17,10 +17,13 @@ use super::Peer;
 /// stream. [`Peer::recv`] panics when the transport writes a line that is
 /// not JSON-RPC (the suite reports that as the rule's failure).
 pub struct LinePeer<R, W> {
-    reader: Option<BufReader<R>>,
+    reader: Option<R>,
     writer: Option<W>,
     pending: VecDeque<Message>,
-    line: Vec<u8>,
+    /// What was read and not yet taken as lines. No limit: the suite must
+    /// see whatever the transport writes.
+    lines: LineBuffer,
+    chunk: Vec<u8>,
 }
 
 impl<R, W> LinePeer<R, W>
@@ -32,10 +35,11 @@ where
     /// to the transport on `writer`.
     pub fn new(reader: R, writer: W) -> Self {
         LinePeer {
-            reader: Some(BufReader::new(reader)),
+            reader: Some(reader),
             writer: Some(writer),
             pending: VecDeque::new(),
-            line: Vec::new(),
+            lines: LineBuffer::new(usize::MAX),
+            chunk: vec![0; 64 * 1024],
         }
     }
 
@@ -46,17 +50,24 @@ where
             if let Some(m) = self.pending.pop_front() {
                 return Some(m);
             }
-            let reader = self.reader.as_mut()?;
-            // Bytes read before a cancelled call stay in `self.line`, so a
-            // recv under a timeout loses nothing.
-            match reader.read_until(b'\n', &mut self.line).await {
-                Ok(0) | Err(_) => {
-                    self.reader = None;
-                    return None;
+            let frame = match self.reader.as_mut() {
+                Some(_) => self.lines.next_frame(),
+                // At the end, a last line without its newline counts.
+                None => Some(self.lines.finish()?),
+            };
+            let Some(frame) = frame else {
+                let reader = self.reader.as_mut()?;
+                // Reading is cancel-safe and what was read stays in
+                // `self.lines`, so a recv under a timeout loses nothing.
+                match reader.read(&mut self.chunk).await {
+                    Ok(0) | Err(_) => self.reader = None,
+                    Ok(n) => self.lines.extend(&self.chunk[..n]),
                 }
-                Ok(_) => {}
-            }
-            let line = std::mem::take(&mut self.line);
+                continue;
+            };
+            let Frame::Line(line) = frame else {
+                continue;
+            };
             let text = line.trim_ascii();
             if text.is_empty() {
                 continue;
@@ -103,6 +114,7 @@ where
             let _ = w.shutdown().await;
         }
         self.reader = None;
+        self.lines = LineBuffer::new(usize::MAX);
         self.pending.clear();
     }
 }

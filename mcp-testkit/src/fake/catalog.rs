@@ -3,9 +3,12 @@
 //! the era's module adds its decoration.
 
 use mcp_protocol::ErrorObject;
+use mcp_protocol::methods;
 use serde_json::{Value, json};
 
-use super::errors::{RESOURCE_NOT_FOUND, invalid_params};
+use mcp_protocol::error_codes::{INVALID_PARAMS, RESOURCE_NOT_FOUND};
+
+use super::errors::invalid_params;
 use super::session::Session;
 
 const CURSOR_PREFIX: &str = "fake-page-";
@@ -13,10 +16,10 @@ const CURSOR_PREFIX: &str = "fake-page-";
 /// The list methods, and the member their items go in.
 pub(crate) fn list_key(method: &str) -> Option<&'static str> {
     match method {
-        "tools/list" => Some("tools"),
-        "resources/list" => Some("resources"),
-        "resources/templates/list" => Some("resourceTemplates"),
-        "prompts/list" => Some("prompts"),
+        methods::TOOLS_LIST => Some("tools"),
+        methods::RESOURCES_LIST => Some("resources"),
+        methods::RESOURCES_TEMPLATES_LIST => Some("resourceTemplates"),
+        methods::PROMPTS_LIST => Some("prompts"),
         _ => None,
     }
 }
@@ -76,7 +79,11 @@ pub(crate) fn read(session: &Session, params: &Value, modern: bool) -> Result<Va
             return Ok(json!({ "contents": [entry] }));
         }
     }
-    let code = if modern { -32602 } else { RESOURCE_NOT_FOUND };
+    let code = if modern {
+        INVALID_PARAMS
+    } else {
+        RESOURCE_NOT_FOUND
+    };
     Err(ErrorObject::new(code, format!("Resource not found: {uri}"))
         .with_data(json!({ "uri": uri })))
 }

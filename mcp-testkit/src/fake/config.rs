@@ -48,11 +48,14 @@ pub enum DiscoverAnswer {
 impl DiscoverAnswer {
     /// Reads `-32601`, `-32602`, `-32000` or `silent`.
     pub fn parse(text: &str) -> Option<DiscoverAnswer> {
-        match text {
-            "-32601" => Some(DiscoverAnswer::MethodNotFound),
-            "-32602" => Some(DiscoverAnswer::InvalidParams),
-            "-32000" => Some(DiscoverAnswer::ServerError),
-            "silent" | "none" => Some(DiscoverAnswer::Silent),
+        use mcp_protocol::error_codes::{INVALID_PARAMS, METHOD_NOT_FOUND};
+        if matches!(text, "silent" | "none") {
+            return Some(DiscoverAnswer::Silent);
+        }
+        match text.parse::<i64>().ok()? {
+            METHOD_NOT_FOUND => Some(DiscoverAnswer::MethodNotFound),
+            INVALID_PARAMS => Some(DiscoverAnswer::InvalidParams),
+            super::errors::SERVER_ERROR => Some(DiscoverAnswer::ServerError),
             _ => None,
         }
     }

@@ -6,6 +6,7 @@
 //! checksum so that any change to it (a client that does not echo it byte
 //! for byte) is caught.
 
+use mcp_protocol::methods;
 use serde_json::{Map, Value, json};
 
 use mcp_protocol::ErrorObject;
@@ -38,9 +39,9 @@ impl InputRequest {
     /// The client capability the request needs.
     pub fn capability(&self) -> Option<&'static str> {
         match self.method.as_str() {
-            "elicitation/create" => Some("elicitation"),
-            "sampling/createMessage" => Some("sampling"),
-            "roots/list" => Some("roots"),
+            methods::ELICITATION_CREATE => Some("elicitation"),
+            methods::SAMPLING_CREATE_MESSAGE => Some("sampling"),
+            methods::ROOTS_LIST => Some("roots"),
             _ => None,
         }
     }
@@ -62,7 +63,7 @@ impl InputRound {
     pub fn elicit(key: &str, message: &str) -> InputRound {
         InputRound::Ask(vec![InputRequest::new(
             key,
-            "elicitation/create",
+            methods::ELICITATION_CREATE,
             json!({
                 "message": message,
                 "requestedSchema": {
@@ -78,7 +79,7 @@ impl InputRound {
     pub fn sample(key: &str, question: &str) -> InputRound {
         InputRound::Ask(vec![InputRequest::new(
             key,
-            "sampling/createMessage",
+            methods::SAMPLING_CREATE_MESSAGE,
             json!({
                 "messages": [{ "role": "user", "content": { "type": "text", "text": question } }],
                 "maxTokens": 100,
@@ -88,7 +89,7 @@ impl InputRound {
 
     /// A round asking for the client's roots.
     pub fn roots(key: &str) -> InputRound {
-        InputRound::Ask(vec![InputRequest::new(key, "roots/list", json!({}))])
+        InputRound::Ask(vec![InputRequest::new(key, methods::ROOTS_LIST, json!({}))])
     }
 
     /// A load-shedding round.
@@ -287,7 +288,7 @@ mod tests {
         let params = json!({"requestState": state, "inputResponses": {"a": {}}});
         assert_eq!(
             modern_step("t", &rounds(), &params).err().unwrap().code,
-            -32602
+            mcp_protocol::error_codes::INVALID_PARAMS
         );
     }
 }

@@ -2,12 +2,15 @@
 //! requests refused before it, `ping`, `logging/setLevel`,
 //! `resources/subscribe`, and how `server/discover` is answered.
 
+use mcp_protocol::methods;
 use mcp_protocol::{ErrorObject, Request};
 use serde_json::{Value, json};
 
 use super::catalog;
 use super::config::{DiscoverAnswer, Knob};
-use super::errors::{INVALID_REQUEST, SERVER_ERROR, invalid_params, method_not_found};
+use mcp_protocol::error_codes::{INVALID_PARAMS, INVALID_REQUEST};
+
+use super::errors::{SERVER_ERROR, invalid_params, method_not_found};
 use super::outbound::log_rank;
 use super::session::{LegacyConn, Reply, Session};
 use super::tools::{self, Ctx};
@@ -15,13 +18,15 @@ use super::tools::{self, Ctx};
 /// The server capability each legacy method needs.
 fn capability_of(method: &str) -> Option<Option<&'static str>> {
     Some(match method {
-        "initialize" | "ping" => None,
-        "tools/list" | "tools/call" => Some("tools"),
-        "resources/list" | "resources/templates/list" | "resources/read" => Some("resources"),
-        "resources/subscribe" | "resources/unsubscribe" => Some("resources"),
-        "prompts/list" | "prompts/get" => Some("prompts"),
-        "logging/setLevel" => Some("logging"),
-        "completion/complete" => Some("completions"),
+        methods::INITIALIZE | methods::PING => None,
+        methods::TOOLS_LIST | methods::TOOLS_CALL => Some("tools"),
+        methods::RESOURCES_LIST | methods::RESOURCES_TEMPLATES_LIST | methods::RESOURCES_READ => {
+            Some("resources")
+        }
+        methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => Some("resources"),
+        methods::PROMPTS_LIST | methods::PROMPTS_GET => Some("prompts"),
+        methods::LOGGING_SET_LEVEL => Some("logging"),
+        methods::COMPLETION_COMPLETE => Some("completions"),
         _ => return None,
     })
 }
@@ -31,9 +36,9 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     let method = request.method.as_str();
     let params = request.params.unwrap_or_else(|| json!({}));
     match method {
-        "initialize" => return Reply::Now(initialize(session, &params)),
-        "ping" => return Reply::Now(Ok(json!({}))),
-        "server/discover" => return discover(session),
+        methods::INITIALIZE => return Reply::Now(initialize(session, &params)),
+        methods::PING => return Reply::Now(Ok(json!({}))),
+        methods::SERVER_DISCOVER => return discover(session),
         _ => {}
     }
     let Some(capability) = capability_of(method) else {
@@ -61,18 +66,23 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
         client_caps: conn.client_caps.clone(),
     };
     Reply::Now(match method {
-        "tools/call" => return tools::call(ctx, &params),
-        "resources/read" => catalog::read(session, &params, false),
-        "prompts/get" => catalog::get_prompt(session, &params),
-        "completion/complete" => catalog::complete(session, &params),
-        "logging/setLevel" => set_level(session, &params),
-        "resources/subscribe" | "resources/unsubscribe" => subscribe(session, method, &params),
+        methods::TOOLS_CALL => return tools::call(ctx, &params),
+        methods::RESOURCES_READ => catalog::read(session, &params, false),
+        methods::PROMPTS_GET => catalog::get_prompt(session, &params),
+        methods::COMPLETION_COMPLETE => catalog::complete(session, &params),
+        methods::LOGGING_SET_LEVEL => set_level(session, &params),
+        methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
+            subscribe(session, method, &params)
+        }
         list => catalog::list(session, list, &params),
     })
 }
 
 fn request_progress_token(params: &Value) -> Option<Value> {
-    params.get("_meta")?.get("progressToken").cloned()
+    params
+        .get("_meta")?
+        .get(mcp_protocol::meta::PROGRESS_TOKEN)
+        .cloned()
 }
 
 fn initialize(session: &Session, params: &Value) -> Result<Value, ErrorObject> {
@@ -134,17 +144,19 @@ pub(crate) fn initialized(session: &Session) {
     {
         let asker = session.clone();
         tokio::spawn(async move {
-            let _ = asker.ask_client("roots/list", json!({})).await;
+            let _ = asker.ask_client(methods::ROOTS_LIST, json!({})).await;
         });
-        session.notify("notifications/tools/list_changed", json!({}));
+        session.notify(methods::NOTIFICATION_TOOLS_LIST_CHANGED, json!({}));
     }
 }
 
 fn discover(session: &Session) -> Reply {
     let error = |code, message: &str| Reply::Now(Err(ErrorObject::new(code, message)));
     match session.config().discover_answer() {
-        DiscoverAnswer::MethodNotFound => Reply::Now(Err(method_not_found("server/discover"))),
-        DiscoverAnswer::InvalidParams => error(-32602, "Invalid request parameters"),
+        DiscoverAnswer::MethodNotFound => {
+            Reply::Now(Err(method_not_found(methods::SERVER_DISCOVER)))
+        }
+        DiscoverAnswer::InvalidParams => error(INVALID_PARAMS, "Invalid request parameters"),
         DiscoverAnswer::ServerError => error(SERVER_ERROR, "Bad Request: no valid session"),
         DiscoverAnswer::Silent => Reply::Held,
     }
@@ -172,7 +184,7 @@ fn subscribe(session: &Session, method: &str, params: &Value) -> Result<Value, E
         return Err(invalid_params(format!("{method} needs a uri")));
     };
     if let Some(conn) = session.state().legacy.as_mut() {
-        if method == "resources/subscribe" {
+        if method == methods::RESOURCES_SUBSCRIBE {
             conn.subscriptions.insert(uri.to_owned());
         } else {
             conn.subscriptions.remove(uri);

@@ -2,16 +2,17 @@
 //! writer ([`serve_lines`]), and over the process's own stdin and stdout
 //! with as little per-message cost as possible ([`serve_stdio`]).
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, Read, Write};
 use std::sync::Arc;
 
+use mcp_protocol::framing::{Frame, LineBuffer};
 use mcp_protocol::{ErrorObject, ErrorResponse, Inbound, Message};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::mpsc;
 
 use super::config::{FakeConfig, Knob};
-use super::errors::{INVALID_REQUEST, PARSE_ERROR};
 use super::session::{Out, Session};
+use mcp_protocol::error_codes::{INVALID_REQUEST, PARSE_ERROR};
 
 /// How serving ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,9 +51,10 @@ where
 {
     let mut reading = !config.has_knob(&Knob::NeverReadInput);
     let (session, mut out) = Session::new(Arc::new(config));
-    let mut reader = BufReader::new(reader);
+    let mut reader = reader;
     let mut writer = BufWriter::new(writer);
-    let mut line = Vec::with_capacity(4096);
+    let mut lines = LineBuffer::new(MAX_LINE);
+    let mut chunk = vec![0; 64 * 1024];
     let mut buf = Vec::with_capacity(4096);
     loop {
         tokio::select! {
@@ -81,14 +83,20 @@ where
                 }
                 writer.flush().await?;
             }
-            read = reader.read_until(b'\n', &mut line), if reading => {
-                if read? == 0 {
+            read = reader.read(&mut chunk), if reading => {
+                let n = read?;
+                if n == 0 {
+                    while let Some(frame) = lines.finish() {
+                        take_frame(&session, frame);
+                    }
                     reading = false;
                     session.end();
                     continue;
                 }
-                take_line(&session, &line);
-                line.clear();
+                lines.extend(&chunk[..n]);
+                while let Some(frame) = lines.next_frame() {
+                    take_frame(&session, frame);
+                }
             }
         }
     }
@@ -118,13 +126,23 @@ pub fn serve_stdio(config: FakeConfig) -> io::Result<Ending> {
             .spawn(move || {
                 let _guard = handle.enter();
                 let mut stdin = io::stdin().lock();
-                let mut line = Vec::with_capacity(4096);
+                let mut lines = LineBuffer::new(MAX_LINE);
+                let mut chunk = vec![0; 64 * 1024];
                 loop {
-                    line.clear();
-                    match stdin.read_until(b'\n', &mut line) {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) => take_line(&session, &line),
+                    match stdin.read(&mut chunk) {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            lines.extend(&chunk[..n]);
+                            while let Some(frame) = lines.next_frame() {
+                                take_frame(&session, frame);
+                            }
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
                     }
+                }
+                while let Some(frame) = lines.finish() {
+                    take_frame(&session, frame);
                 }
                 session.end();
             })?;
@@ -175,6 +193,17 @@ fn encode(message: &Message, buf: &mut Vec<u8>) {
     buf.clear();
     serde_json::to_writer(&mut *buf, message).expect("a message always serializes");
     buf.push(b'\n');
+}
+
+/// The longest line the fake reads: no limit (a test may send anything;
+/// what an over-long line does is the transport's concern, not the fake's).
+const MAX_LINE: usize = usize::MAX;
+
+/// Hands a line to [`take_line`]; with no limit, nothing else comes.
+fn take_frame(session: &Session, frame: Frame<&[u8]>) {
+    if let Frame::Line(line) = frame {
+        take_line(session, line);
+    }
 }
 
 /// Parses one line and hands its messages to the session; a line that is

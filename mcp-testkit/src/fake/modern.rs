@@ -2,27 +2,29 @@
 //! `server/discover`, `subscriptions/listen`, and the decoration of every
 //! result (`resultType`, `_meta` serverInfo, `ttlMs`/`cacheScope`).
 
+use mcp_protocol::meta::{
+    CLIENT_CAPABILITIES, LOG_LEVEL, PROTOCOL_VERSION, SERVER_INFO, SUBSCRIPTION_ID,
+};
+use mcp_protocol::methods;
 use mcp_protocol::{Request, RequestId};
 use serde_json::{Map, Value, json};
 
 use super::catalog;
 use super::errors::{invalid_params, method_not_found, unsupported_version};
-use super::session::{PROTOCOL_VERSION, Reply, SUBSCRIPTION_ID, Session};
+use super::session::{Reply, Session};
 use super::tools::{self, Ctx};
-
-const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The server capability each modern method needs (`None`: none), or
 /// `None` for a method modern servers do not have.
 fn capability_of(method: &str) -> Option<Option<&'static str>> {
     Some(match method {
-        "server/discover" | "subscriptions/listen" => None,
-        "tools/list" | "tools/call" => Some("tools"),
-        "resources/list" | "resources/templates/list" | "resources/read" => Some("resources"),
-        "prompts/list" | "prompts/get" => Some("prompts"),
-        "completion/complete" => Some("completions"),
+        methods::SERVER_DISCOVER | methods::SUBSCRIPTIONS_LISTEN => None,
+        methods::TOOLS_LIST | methods::TOOLS_CALL => Some("tools"),
+        methods::RESOURCES_LIST | methods::RESOURCES_TEMPLATES_LIST | methods::RESOURCES_READ => {
+            Some("resources")
+        }
+        methods::PROMPTS_LIST | methods::PROMPTS_GET => Some("prompts"),
+        methods::COMPLETION_COMPLETE => Some("completions"),
         _ => return None,
     })
 }
@@ -32,7 +34,7 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     let params = request.params.unwrap_or_else(|| json!({}));
     let method = request.method.as_str();
     let config = session.config();
-    if method == "initialize" {
+    if method == methods::INITIALIZE {
         let requested = params
             .get("protocolVersion")
             .cloned()
@@ -64,11 +66,11 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     {
         return Reply::Now(Err(method_not_found(method)));
     }
-    let cacheable = method == "resources/read" || catalog::list_key(method).is_some();
+    let cacheable = method == methods::RESOURCES_READ || catalog::list_key(method).is_some();
     let ctx = Ctx {
         session: session.clone(),
         modern: true,
-        progress_token: meta.get("progressToken").cloned(),
+        progress_token: meta.get(mcp_protocol::meta::PROGRESS_TOKEN).cloned(),
         log_level: meta
             .get(LOG_LEVEL)
             .and_then(Value::as_str)
@@ -76,9 +78,9 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
         client_caps: client_caps.clone(),
     };
     let result = match method {
-        "server/discover" => Ok(discover(session)),
-        "subscriptions/listen" => return listen(session, request.id, &params),
-        "tools/call" => {
+        methods::SERVER_DISCOVER => Ok(discover(session)),
+        methods::SUBSCRIPTIONS_LISTEN => return listen(session, request.id, &params),
+        methods::TOOLS_CALL => {
             return match tools::call(ctx, &params) {
                 Reply::Now(r) => Reply::Now(r.map(|v| decorate(session, v, false))),
                 Reply::Later(work) => {
@@ -90,9 +92,9 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
                 Reply::Held => Reply::Held,
             };
         }
-        "resources/read" => catalog::read(session, &params, true),
-        "prompts/get" => catalog::get_prompt(session, &params),
-        "completion/complete" => catalog::complete(session, &params),
+        methods::RESOURCES_READ => catalog::read(session, &params, true),
+        methods::PROMPTS_GET => catalog::get_prompt(session, &params),
+        methods::COMPLETION_COMPLETE => catalog::complete(session, &params),
         list => catalog::list(session, list, &params),
     };
     Reply::Now(result.map(|v| decorate(session, v, cacheable)))
@@ -159,7 +161,7 @@ fn listen(session: &Session, id: RequestId, params: &Value) -> Reply {
     }
     let honoured = Value::Object(honoured);
     session.notify(
-        "notifications/subscriptions/acknowledged",
+        methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
         json!({ "_meta": { SUBSCRIPTION_ID: id }, "notifications": honoured }),
     );
     session.state().listens.insert(id, honoured);

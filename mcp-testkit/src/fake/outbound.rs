@@ -2,11 +2,15 @@
 //! change notifications of lists and resources, for either era; and the
 //! log levels.
 
+use mcp_protocol::error_codes::INTERNAL_ERROR;
+use mcp_protocol::meta::SUBSCRIPTION_ID;
+use mcp_protocol::methods;
+use mcp_protocol::types::LoggingLevel;
 use mcp_protocol::{ErrorObject, Message, Request, RequestId};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use super::session::{SUBSCRIPTION_ID, Session};
+use super::session::Session;
 
 impl Session {
     /// Sends a request to the client (legacy) and waits for its answer. If
@@ -32,7 +36,7 @@ impl Session {
         self.send(Message::Request(Request::new(id, method, Some(params))));
         let answer = rx.await;
         guard.id = None;
-        answer.unwrap_or_else(|_| Err(ErrorObject::new(-32603, "the connection ended")))
+        answer.unwrap_or_else(|_| Err(ErrorObject::new(INTERNAL_ERROR, "the connection ended")))
     }
 
     pub(super) fn resolve(&self, id: &RequestId, answer: Result<Value, ErrorObject>) {
@@ -89,11 +93,14 @@ impl Session {
             (legacy, streams)
         };
         if legacy {
-            self.notify("notifications/resources/updated", json!({ "uri": uri }));
+            self.notify(
+                methods::NOTIFICATION_RESOURCES_UPDATED,
+                json!({ "uri": uri }),
+            );
         }
         for id in streams {
             let params = json!({ "uri": uri, "_meta": { SUBSCRIPTION_ID: id } });
-            self.notify("notifications/resources/updated", params);
+            self.notify(methods::NOTIFICATION_RESOURCES_UPDATED, params);
         }
     }
 }
@@ -111,24 +118,12 @@ impl Drop for PendingGuard {
             self.session.state().pending.remove(&id);
             let params =
                 json!({ "requestId": id, "reason": "the request that needed it was cancelled" });
-            self.session.notify("notifications/cancelled", params);
+            self.session.notify(methods::NOTIFICATION_CANCELLED, params);
         }
     }
 }
 
-/// RFC 5424 levels, least severe first.
-pub(crate) const LOG_LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
-
-/// A level's rank, if it is one.
-pub(crate) fn log_rank(level: &str) -> Option<usize> {
-    LOG_LEVELS.iter().position(|l| *l == level)
+/// A level's rank (RFC 5424, least severe first), if it is one.
+pub(crate) fn log_rank(level: &str) -> Option<u8> {
+    LoggingLevel::from(level).severity()
 }

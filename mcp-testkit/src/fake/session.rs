@@ -8,6 +8,8 @@
 //! server and the stdio binary each drain their own way. It must be used
 //! inside a tokio runtime (slow requests run on tasks of their own).
 
+use mcp_protocol::meta::{PROTOCOL_VERSION, SUBSCRIPTION_ID};
+use mcp_protocol::methods;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -22,11 +24,6 @@ use tokio::sync::{mpsc, oneshot};
 use super::config::{EraChoice, FakeConfig, Knob};
 use super::entries::{FakeResource, FakeTool};
 use super::{legacy, modern};
-
-/// The `_meta` key of a modern request's protocol version.
-pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// The `_meta` key tying a notification to a `subscriptions/listen` stream.
-pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// What a session sends, in order.
 #[derive(Debug)]
@@ -179,7 +176,7 @@ impl Session {
     fn request(&self, request: Request) {
         let modern = self.routes_modern(&request);
         if !modern
-            && request.method != "initialize"
+            && request.method != methods::INITIALIZE
             && self.state().legacy.is_none()
             && self.config().has_knob(&Knob::ExitOnRequestBeforeInitialize)
         {
@@ -211,12 +208,12 @@ impl Session {
                 if state.legacy.is_some() {
                     return false;
                 }
-                if request.method == "initialize" {
+                if request.method == methods::INITIALIZE {
                     return state.fixed_modern;
                 }
                 let modern = matches!(
                     request.method.as_str(),
-                    "server/discover" | "subscriptions/listen"
+                    methods::SERVER_DISCOVER | methods::SUBSCRIPTIONS_LISTEN
                 ) || request
                     .meta()
                     .is_some_and(|m| m.contains_key(PROTOCOL_VERSION));
@@ -231,8 +228,8 @@ impl Session {
     fn notification(&self, notification: Notification) {
         let params = notification.params.unwrap_or(Value::Null);
         match notification.method.as_str() {
-            "notifications/initialized" => legacy::initialized(self),
-            "notifications/cancelled" => {
+            methods::NOTIFICATION_INITIALIZED => legacy::initialized(self),
+            methods::NOTIFICATION_CANCELLED => {
                 if let Some(id) = params.get("requestId").and_then(RequestId::from_value) {
                     self.cancel(&id);
                 }
@@ -246,7 +243,7 @@ impl Session {
         if state.listens.remove(id).is_some() {
             drop(state);
             let end = json!({ "resultType": "complete", "_meta": { SUBSCRIPTION_ID: id } });
-            self.answer(id, "subscriptions/listen", Ok(end));
+            self.answer(id, methods::SUBSCRIPTIONS_LISTEN, Ok(end));
             return;
         }
         if self.config().has_knob(&Knob::ProgressAfterCancel) {

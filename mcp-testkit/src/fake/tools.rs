@@ -1,5 +1,6 @@
 //! `tools/call`: what each [`ToolBehavior`] does, in either era.
 
+use mcp_protocol::methods;
 use std::time::Duration;
 
 use mcp_protocol::ErrorObject;
@@ -33,7 +34,7 @@ impl Ctx {
             && rank >= threshold
         {
             let params = json!({ "level": level, "logger": "fake", "data": data });
-            self.session.notify("notifications/message", params);
+            self.session.notify(methods::NOTIFICATION_MESSAGE, params);
         }
     }
 }
@@ -112,7 +113,7 @@ fn slow(ctx: Ctx, args: &Map<String, Value>) -> Reply {
                     "total": steps,
                     "message": format!("step {step} of {steps}"),
                 });
-                ctx.session.notify("notifications/progress", params);
+                ctx.session.notify(methods::NOTIFICATION_PROGRESS, params);
             }
         }
         Ok(text(format!("done after {steps} steps")))

@@ -45,7 +45,9 @@ use crate::stderr::StderrCallback;
 ///   grandchildren (the real server behind `npx`, `uvx` or a shell script)
 ///   go too, and any left after the server itself exited are killed.
 ///   Dropping the transport without `close` kills the group with `SIGKILL`
-///   and reaps the child synchronously: no orphans, no zombies.
+///   and returns at once; the child is reaped by the transport's own task
+///   (or, when its runtime is gone, a small thread): no orphans, no
+///   zombies, and no thread blocked waiting.
 /// * **Cancellation** goes on the wire as `notifications/cancelled`.
 /// * The [environment](EnvPolicy) is inherited by default.
 ///
@@ -304,9 +306,12 @@ impl StdioCommand {
         self
     }
 
-    /// Calls `callback` with each line the server writes to stderr, on the
-    /// task that drains it: keep it quick (a slow callback slows the
-    /// draining; a panic is caught and logged).
+    /// Calls `callback` with each line the server writes to stderr, in
+    /// order, on a thread of its own (one per server): the drain never
+    /// waits for it, so even a callback that blocks cannot stall the
+    /// server. When it falls more than 4 MiB of lines behind, the oldest
+    /// waiting lines are dropped, counted and warned about (the tail and
+    /// `tracing` still get every line). A panic is caught and logged.
     ///
     /// ```
     /// let cmd = mcp_transport_stdio::StdioCommand::new("server")

@@ -32,12 +32,18 @@ pub(super) struct Process {
 impl Process {
     fn set_exit(&self, status: std::io::Result<std::process::ExitStatus>) {
         match status {
-            Ok(status) => {
-                let info = exit_info(status);
-                tracing::debug!(?info, "the server process ended");
-                *self.exit_info.lock().unwrap_or_else(|p| p.into_inner()) = info;
+            Ok(status) => self.record_exit(exit_info(status)),
+            Err(e) => {
+                tracing::debug!(error = %e, "waiting for the server process failed");
+                self.record_exit(None);
             }
-            Err(e) => tracing::debug!(error = %e, "waiting for the server process failed"),
+        }
+    }
+
+    fn record_exit(&self, info: Option<ExitInfo>) {
+        if info.is_some() {
+            tracing::debug!(?info, "the server process ended");
+            *self.exit_info.lock().unwrap_or_else(|p| p.into_inner()) = info;
         }
         // Whatever is left of its group (grandchildren that outlived it,
         // such as the real server behind a wrapper that died) goes now:
@@ -148,7 +154,10 @@ pub(super) fn spawn_stderr(
     let process = process.clone();
     tokio::spawn(
         async move {
-            stderr::drain(stderr, process.tail.clone(), process.name.clone(), callback).await;
+            // The callback's thread, if any, is left to finish on its own:
+            // nothing here waits on user code.
+            let _callback =
+                stderr::drain(stderr, process.tail.clone(), process.name.clone(), callback).await;
             process.stderr_done.send_replace(true);
         }
         .instrument(span.clone()),
@@ -165,6 +174,9 @@ pub(super) async fn supervise(
     mut causes: mpsc::UnboundedReceiver<Cause>,
     linger: Duration,
 ) {
+    // Dropped unfinished only when its runtime shuts down (or it panics):
+    // the reaping then moves to a thread of its own.
+    let _reaper = ReapOnDrop(process.clone());
     let mut exited = false;
     let mut stdout_closed = false;
     let reason = tokio::select! {
@@ -222,3 +234,48 @@ pub(super) async fn supervise(
         process.set_exit(child.wait().await);
     }
 }
+
+/// Takes over the reaping when the supervisor cannot finish it: without
+/// its runtime the server is unreachable anyway, so it is killed (the
+/// whole group) and reaped on a small detached thread, never on the thread
+/// that happens to drop the task.
+struct ReapOnDrop(Arc<Process>);
+
+impl Drop for ReapOnDrop {
+    fn drop(&mut self) {
+        if self.0.has_exited() {
+            return;
+        }
+        super::shutdown::signal(&self.0, super::shutdown::Signal::Kill);
+        spawn_reaper(self.0.clone());
+    }
+}
+
+/// How long the reaper thread waits for a killed server to be reapable
+/// (a process stuck in the kernel ignores even `SIGKILL` for a while).
+#[cfg(unix)]
+const REAPER_LIMIT: Duration = Duration::from_secs(60);
+
+#[cfg(unix)]
+fn spawn_reaper(process: Arc<Process>) {
+    let Some(pid) = process.pid else { return };
+    let reap = move || match sys::reap_blocking(pid, REAPER_LIMIT) {
+        Some(sys::Reaped::Status(raw)) => {
+            use std::os::unix::process::ExitStatusExt;
+            process.record_exit(exit_info(std::process::ExitStatus::from_raw(raw)));
+        }
+        Some(sys::Reaped::Elsewhere) => process.record_exit(None),
+        None => {
+            tracing::error!(pid, limit = ?REAPER_LIMIT, "the server did not die on SIGKILL; it is left unreaped")
+        }
+    };
+    let spawned = std::thread::Builder::new()
+        .name(format!("mcp-stdio-reaper-{pid}"))
+        .spawn(reap);
+    if let Err(e) = spawned {
+        tracing::error!(pid, error = %e, "could not start a thread to reap the server; it may be left a zombie");
+    }
+}
+
+#[cfg(not(unix))]
+fn spawn_reaper(_process: Arc<Process>) {}

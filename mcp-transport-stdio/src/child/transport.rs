@@ -16,9 +16,7 @@ use tracing::Instrument;
 
 use super::command::StdioCommand;
 use super::process::{Process, spawn_reader, spawn_stderr, spawn_writer, supervise};
-use super::shutdown::{KILL_WAIT, Signal, shutdown, signal};
-#[cfg(unix)]
-use super::sys;
+use super::shutdown::{Signal, shutdown, signal};
 use crate::stderr::Tail;
 
 /// One running MCP server process: a [`Transport`] over its stdin and
@@ -26,8 +24,13 @@ use crate::stderr::Tail;
 /// guarantees.
 ///
 /// Dropping it without [`close`](Transport::close) kills the server's
-/// process group with `SIGKILL` and reaps the server at once, synchronously
-/// (no task is spawned: this works during runtime shutdown too).
+/// process group with `SIGKILL` and returns at once, without waiting for
+/// the server to die: the task that watches the server reaps it, or, when
+/// its runtime is shutting down or gone, a small detached thread does. So
+/// a drop never blocks an async worker, and no zombie is left behind. The
+/// same happens when the runtime the transport was started on shuts down
+/// first: with its tasks gone the server cannot be spoken to, so it is
+/// killed and reaped then.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -245,7 +248,7 @@ impl Transport for ChildTransport {
                 }
                 Err(_) => {
                     // No runtime to wait on: do what drop does.
-                    self.kill_now();
+                    signal(&self.process, Signal::Kill);
                     self.closed.send_replace(true);
                 }
             }
@@ -260,17 +263,6 @@ impl Transport for ChildTransport {
     }
 }
 
-impl ChildTransport {
-    /// Kills the group and reaps the child, synchronously.
-    fn kill_now(&self) {
-        signal(&self.process, Signal::Kill);
-        #[cfg(unix)]
-        if let (Some(pid), false) = (self.process.pid, self.process.has_exited()) {
-            sys::reap(pid, KILL_WAIT);
-        }
-    }
-}
-
 impl Drop for ChildTransport {
     fn drop(&mut self) {
         drop(self.engine.close());
@@ -282,9 +274,12 @@ impl Drop for ChildTransport {
         if !*self.closed.borrow() {
             let _guard = self.span.enter();
             tracing::debug!("dropped without close: killing the server's process group");
-            self.kill_now();
+            // Only the signal here: the supervisor, which owns the child,
+            // reaps it (and hands that to a thread if its runtime goes
+            // away first). Waiting here would block whatever thread drops
+            // the transport, an async worker included.
+            signal(&self.process, Signal::Kill);
         }
-        self.supervisor.abort();
     }
 }
 

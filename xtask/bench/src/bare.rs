@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use mcp_client::{Client, EraMode};
+use mcp_protocol::framing::{LineSplitter, Split};
 use mcp_transport_stdio::StdioCommand;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::Result;
@@ -230,10 +231,60 @@ pub struct Bare {
     pub child: Child,
     /// Its stdin.
     pub stdin: ChildStdin,
-    /// Its stdout.
-    pub stdout: BufReader<ChildStdout>,
-    /// The last line read.
-    pub buf: Vec<u8>,
+    /// Its stdout, as lines.
+    pub stdout: Lines,
+}
+
+/// A server's stdout split into lines by the splitter every reader of the
+/// workspace uses (`mcp_protocol::framing`), so that the bare pipe frames
+/// exactly as the transport does. A line is handed out in place, never
+/// copied, so that the memory of the limit is what the pipe needs.
+pub struct Lines {
+    stdout: ChildStdout,
+    splitter: LineSplitter,
+    buf: Vec<u8>,
+    /// Where the bytes not yet taken start in `buf`.
+    start: usize,
+    chunk: Vec<u8>,
+}
+
+impl Lines {
+    fn new(stdout: ChildStdout) -> Self {
+        Lines {
+            stdout,
+            splitter: LineSplitter::new(mcp_transport_stdio::DEFAULT_MAX_MESSAGE_SIZE),
+            buf: Vec::with_capacity(4096),
+            start: 0,
+            chunk: vec![0; 8 * 1024],
+        }
+    }
+
+    /// The next line (without its newline); an error at the end of stdout.
+    pub async fn next_line(&mut self) -> Result<&[u8]> {
+        loop {
+            match self.splitter.split(&self.buf[self.start..]) {
+                Split::Line { len, consumed } => {
+                    let at = self.start;
+                    self.start += consumed;
+                    return Ok(&self.buf[at..at + len]);
+                }
+                Split::Incomplete { consumed } => self.start += consumed,
+                Split::TooLarge { seen, .. } => {
+                    return Err(
+                        format!("the server wrote a line over the limit ({seen} bytes)").into(),
+                    );
+                }
+                _ => return Err("the server wrote a line over the limit".into()),
+            }
+            self.buf.drain(..self.start);
+            self.start = 0;
+            let n = self.stdout.read(&mut self.chunk).await?;
+            if n == 0 {
+                return Err("the server closed its stdout".into());
+            }
+            self.buf.extend_from_slice(&self.chunk[..n]);
+        }
+    }
 }
 
 impl Bare {
@@ -247,12 +298,11 @@ impl Bare {
             .kill_on_drop(true)
             .spawn()?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let stdout = Lines::new(child.stdout.take().ok_or("no stdout")?);
         Ok(Bare {
             child,
             stdin,
             stdout,
-            buf: Vec::with_capacity(4096),
         })
     }
 
@@ -262,13 +312,9 @@ impl Bare {
         Ok(())
     }
 
-    /// Reads one line into `buf`.
+    /// Reads one line (without its newline).
     pub async fn read_line(&mut self) -> Result<&[u8]> {
-        self.buf.clear();
-        if self.stdout.read_until(b'\n', &mut self.buf).await? == 0 {
-            return Err("the server closed its stdout".into());
-        }
-        Ok(&self.buf)
+        self.stdout.next_line().await
     }
 
     /// One request line out, one answer line in.

@@ -12,7 +12,7 @@ use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 
 use crate::bare::{Bare, Era, Wire};
@@ -418,12 +418,8 @@ async fn pipelined(bare: &mut Bare, window: usize, lines: &[Vec<u8>]) -> Result<
     };
     let reader = async {
         let mut times = Vec::with_capacity(lines.len());
-        let mut buf = Vec::with_capacity(4096);
         for at in &sent_at {
-            buf.clear();
-            if stdout.read_until(b'\n', &mut buf).await? == 0 {
-                return Err("the server closed its stdout".into());
-            }
+            stdout.next_line().await?;
             slots.add_permits(1);
             let sent = Duration::from_nanos(at.load(Ordering::Relaxed));
             times.push(start.elapsed().saturating_sub(sent));

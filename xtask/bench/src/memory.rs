@@ -157,7 +157,8 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
             let (heap, before) = (Heap::start(), Peak::start());
             let answer = bare.round_trip(&line).await?.len();
             (measured.growth, measured.heap) = (before.growth(), heap.growth());
-            measured.answer_bytes = answer as u64;
+            // The line came without its newline.
+            measured.answer_bytes = answer as u64 + 1;
             if answer < settings.large {
                 return Err(format!("the bare pipe read {answer} bytes").into());
             }

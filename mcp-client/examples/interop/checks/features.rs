@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use base64::Engine as _;
+
 use mcp_client::protocol::Era;
 use mcp_client::protocol::types::{ReadResourceResult, ResourceContents};
 use mcp_client::{Client, ServerEvent, Watch};
@@ -25,7 +27,9 @@ pub(crate) async fn check_resource(client: &Client, target: &Target) -> Check {
             let ResourceContents::Blob(b) = &blob else {
                 return Err(format!("interop://blob came as {blob:?}"));
             };
-            let bytes = base64_decode(&b.blob).ok_or("the blob is not valid base64")?;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(&b.blob)
+                .map_err(|e| format!("the blob is not valid base64: {e}"))?;
             let want: Vec<u8> = (0..=255).collect();
             if bytes != want {
                 return Err(format!(
@@ -182,34 +186,4 @@ pub(crate) async fn check_roots(client: &Client, kind: Kind, seen: &Seen) -> Che
             Ok(format!("{how}; our root came back"))
         }
     }
-}
-
-/// Decodes standard base64 (with padding), as resource blobs are sent.
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    fn value(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let bytes = s.as_bytes();
-    if !bytes.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
-    for chunk in bytes.chunks(4) {
-        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        let mut n = 0u32;
-        for &c in &chunk[..4 - pad] {
-            n = (n << 6) | value(c)?;
-        }
-        n <<= 6 * pad as u32;
-        let three = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&three[..3 - pad]);
-    }
-    Some(out)
 }
