@@ -90,7 +90,7 @@ pub(super) const RULES: &[Rule] = &[
     ),
     rule!(
         "timeout",
-        "a timeout gives Timeout, sends the wire cancel, and forgets the request",
+        "a timeout gives Timeout on time (at most 3 units late), sends the wire cancel, and forgets the request",
         timeout_rule
     ),
     rule!(
@@ -100,7 +100,7 @@ pub(super) const RULES: &[Rule] = &[
     ),
     rule!(
         "hard_maximum",
-        "the hard maximum holds however much progress arrives",
+        "the hard maximum holds (at most 3 units late) however much progress arrives",
         hard_maximum
     ),
     rule!(
@@ -135,7 +135,7 @@ pub(super) const RULES: &[Rule] = &[
     ),
     rule!(
         "peer_death",
-        "the peer dying fails pending and later requests with ServerGone; is_alive turns false",
+        "the peer dying fails pending and later requests with ServerGone, with the exit status and stderr tail where the transport can know them; is_alive turns false",
         peer_death
     ),
     rule!(
@@ -155,7 +155,7 @@ pub(super) const RULES: &[Rule] = &[
     ),
     rule!(
         "listeners_cannot_block",
-        "a listener that panics or is never read does not hold up other requests",
+        "a listener that panics (it is shown to run) or is never read holds up neither other requests nor later notifications",
         listeners_cannot_block
     ),
     rule!(
