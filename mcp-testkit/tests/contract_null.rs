@@ -8,8 +8,10 @@ use mcp_testkit::null::NullTransport;
 use mcp_transport::ConnectionHandlers;
 
 /// The rules whose peerless part runs for a transport without a peer.
-const IN_PART: [&str; 4] = [
+const IN_PART: [&str; 6] = [
     "result_normalized",
+    "timeout",
+    "hard_maximum",
     "cancel_by_token",
     "no_wire_cancel",
     "close",
@@ -80,4 +82,60 @@ async fn assert_all_passed_refuses_a_peerless_run() {
     })
     .await;
     report.assert_all_passed();
+}
+
+/// A peerless transport that ignores its options and its own closing:
+/// it answers whatever the token says, waits forever when given a limit,
+/// and keeps answering after close.
+struct CarelessNull;
+
+impl mcp_transport::Transport for CarelessNull {
+    fn request(
+        &self,
+        _request: mcp_protocol::Request,
+        options: mcp_transport::RequestOptions,
+    ) -> mcp_transport::ResponseFuture {
+        if options.timeout.is_some() {
+            return Box::pin(std::future::pending());
+        }
+        Box::pin(std::future::ready(Ok(
+            serde_json::json!({ "resultType": "complete" }),
+        )))
+    }
+    fn notify(
+        &self,
+        _notification: mcp_protocol::Notification,
+    ) -> Result<(), mcp_transport::TransportError> {
+        Ok(())
+    }
+    fn close(&self) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(std::future::ready(()))
+    }
+    fn is_alive(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_peerless_parts_fail_on_a_transport_that_breaks_them() {
+    let report = run_contract_suite(|_handlers: ConnectionHandlers| async move {
+        Harness::without_peer(Arc::new(CarelessNull))
+    })
+    .await;
+    println!("{report}");
+    let failed: Vec<&str> = report.failures().iter().map(|r| r.name).collect();
+    assert_eq!(
+        failed,
+        [
+            "timeout",
+            "hard_maximum",
+            "cancel_by_token",
+            "no_wire_cancel",
+            "close"
+        ]
+    );
+    assert!(matches!(
+        report.outcome("result_normalized"),
+        Some(Outcome::PassedInPart(_))
+    ));
 }

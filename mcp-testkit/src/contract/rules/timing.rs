@@ -1,13 +1,15 @@
 //! Timing: timeouts, their resets on progress, and the hard maximum.
 
+use std::time::Duration;
+
 use mcp_protocol::methods::NOTIFICATION_PROGRESS as PROGRESS;
 use mcp_transport::{RequestOptions, ResponseFuture, TransportError};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep};
 
-use super::conn::{Ctx, complete, joined, progress, spawn, with_token};
-use super::{Checked, Verdict, fail};
+use super::conn::{Conn, Ctx, complete, joined, progress, spawn, with_token};
+use super::{Checked, Verdict, fail, peerless_part};
 
 /// How late, in units, a timeout may end its request: the slack a busy
 /// machine adds between a timer's deadline and the task that awaits it
@@ -36,10 +38,38 @@ async fn joined_timed(handle: Timed) -> (Result<Value, TransportError>, Instant)
     }
 }
 
+/// The part of a timing rule that needs no peer: whatever the transport
+/// does with it, a request with these options ends (with its answer or
+/// `Timeout`) by its limit, never later.
+async fn ends_by(c: &mut Conn, options: RequestOptions, limit: Duration) -> Checked {
+    let start = Instant::now();
+    let h = spawn_timed(c.request_with(1, "contract/slow", None, options));
+    let (got, ended) = c
+        .outcome(joined_timed(h), 40, "a request with a limit")
+        .await?;
+    let elapsed = ended - start;
+    ensure!(
+        matches!(got, Ok(_) | Err(TransportError::Timeout { .. })),
+        "a request with a limit of {limit:?} gave {got:?}, neither an answer nor Timeout"
+    );
+    let late = c.u(LATE_UNITS);
+    ensure!(
+        elapsed <= limit + late,
+        "a request with a limit of {limit:?} ended after {elapsed:?} (allowed: up to {late:?} late)"
+    );
+    Ok(())
+}
+
 pub(super) async fn timeout_rule(ctx: Ctx) -> Checked {
     let mut c = ctx.connect_discard().await;
-    c.peer()?;
     let limit = c.u(10);
+    if c.peer.is_none() {
+        ends_by(&mut c, RequestOptions::new().timeout(limit), limit).await?;
+        c.end().await;
+        return Err(peerless_part(
+            "the check that a request ends by its timeout",
+        ));
+    }
     let start = Instant::now();
     let h = spawn_timed(c.request_with(
         1,
@@ -159,11 +189,17 @@ pub(super) async fn timeout_resets_on_progress(ctx: Ctx) -> Checked {
 
 pub(super) async fn hard_maximum(ctx: Ctx) -> Checked {
     let mut c = ctx.connect_discard().await;
-    c.peer()?;
     let max = c.u(30);
     let options = RequestOptions::new()
         .timeout(c.u(10))
         .reset_timeout_on_progress(max);
+    if c.peer.is_none() {
+        ends_by(&mut c, options, max).await?;
+        c.end().await;
+        return Err(peerless_part(
+            "the check that a request with resets ends by its hard maximum",
+        ));
+    }
     let start = Instant::now();
     let h = spawn_timed(c.request_with(1, "contract/endless", with_token("p-max"), options));
     c.recv_request(1, "contract/endless").await?;
