@@ -28,7 +28,9 @@ pub(super) async fn cancel_by_token(ctx: Ctx) -> Checked {
     if c.peer.is_none() {
         cancelled_before(&mut c, 2, "contract/slow", RequestOptions::new()).await?;
         c.end().await;
-        return Err(peerless_part("the token cancelled before the request"));
+        return Err(peerless_part(
+            "the check of a token cancelled before the request",
+        ));
     }
     let token = CancellationToken::new();
     let h = spawn(c.request_with(
@@ -107,7 +109,7 @@ pub(super) async fn no_wire_cancel(ctx: Ctx) -> Checked {
         cancelled_before(&mut c, 4, INITIALIZE, options).await?;
         c.end().await;
         return Err(peerless_part(
-            "the token cancelled before a request with no_wire_cancel",
+            "the check of a token cancelled before a request with no_wire_cancel",
         ));
     }
     let token = CancellationToken::new();

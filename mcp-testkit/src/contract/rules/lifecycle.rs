@@ -184,7 +184,7 @@ pub(super) async fn close_rule(ctx: Ctx) -> Checked {
     c.end().await;
     if peerless {
         return Err(peerless_part(
-            "close without a pending request (a pending request's Closed needs a peer)",
+            "the check of close without a pending request (a pending request needs a peer)",
         ));
     }
     Ok(())
