@@ -159,8 +159,8 @@ pub(super) async fn notification_routing(ctx: Ctx) -> Checked {
 }
 
 pub(super) async fn listeners_cannot_block(ctx: Ctx) -> Checked {
-    // The connection listener notes each notification, then panics on the
-    // first of them that is not the sentinel.
+    // The connection listener notes each notification it is given, and
+    // panics on list_changed.
     let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<String>();
     let listener = Listener::from_fn(4, move |n| {
         let _ = seen_tx.send(n.method.clone());
