@@ -623,7 +623,11 @@ async fn each_broken_transport_fails_its_rules() {
 
 #[tokio::test(start_paused = true)]
 async fn the_fault_free_forms_pass_every_rule() {
-    for case in [Case::Faulty(Fault::None), Case::Line(ReadFault::None)] {
+    for case in [
+        Case::Faulty(Fault::None),
+        Case::DiesLikeAProcess(Fault::None),
+        Case::Line(ReadFault::None),
+    ] {
         let report = run(case).await;
         println!("{case:?}:\n{report}\n");
         report.assert_all_passed();
