@@ -370,6 +370,15 @@ pub fn rules() -> Vec<RuleInfo> {
 }
 
 /// How one rule went.
+///
+/// ```
+/// use mcp_testkit::contract::Outcome;
+///
+/// let part = Outcome::PassedInPart("the harness has no peer".into());
+/// assert!(part.ran() && !part.is_passed() && part.is_incomplete());
+/// let skipped = Outcome::NotApplicable("skipped by the configuration".into());
+/// assert!(!skipped.ran() && !skipped.is_failed());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outcome {
