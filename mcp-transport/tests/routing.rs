@@ -305,3 +305,40 @@ async fn a_progress_token_shared_by_two_requests_survives_the_first_ones_end() {
     );
     assert!(drain(&mut connection).is_empty());
 }
+
+/// A server request that never finishes until dropped.
+fn pending_handler(
+    _request: Request,
+) -> futures::future::BoxFuture<'static, Result<Value, mcp_protocol::ErrorObject>> {
+    Box::pin(std::future::pending())
+}
+
+#[tokio::test]
+async fn a_cancel_for_a_running_server_request_is_consumed_and_others_reach_the_connection() {
+    let (listener, mut connection) = Listener::channel(64);
+    let handlers = ConnectionHandlers::new(listener)
+        .with_server_requests(std::sync::Arc::new(pending_handler));
+    let (engine, _outbound) = Engine::new(handlers);
+    engine.receive(Message::Request(Request::new(
+        "s-1",
+        mcp_protocol::methods::PING,
+        None,
+    )));
+    tokio::task::yield_now().await;
+    let cancel = |id: Value| json!({ "requestId": id, "reason": "test" });
+    notify(
+        &engine,
+        mcp_protocol::methods::NOTIFICATION_CANCELLED,
+        cancel(json!("s-1")),
+    );
+    // No server request "s-2" is running: the cancel is the connection's
+    // to see (it may be for a request the client already answered).
+    notify(
+        &engine,
+        mcp_protocol::methods::NOTIFICATION_CANCELLED,
+        cancel(json!("s-2")),
+    );
+    let conn = drain(&mut connection);
+    assert_eq!(conn.len(), 1, "{conn:?}");
+    assert_eq!(conn[0].params.as_ref().unwrap()["requestId"], "s-2");
+}
