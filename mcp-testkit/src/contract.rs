@@ -23,15 +23,25 @@
 //!   connects back to the [`RelayServer`] so that [`RelayServer::accept`]
 //!   gives the peer, and [`Peer::die`] makes that real process exit;
 //! - a transport without a wire (a test double) has no peer:
-//!   [`Harness::without_peer`], and the rules that need one are reported
-//!   [`Outcome::NotApplicable`];
+//!   [`Harness::without_peer`]; the parts of rules that need no peer (a
+//!   token cancelled before the request, `close`) still run, and the
+//!   rules are reported [`Outcome::PassedInPart`] or, when nothing of
+//!   them can run, [`Outcome::NotApplicable`];
 //! - anything else implements [`Peer`] itself (an HTTP transport's peer is
 //!   a small server that reports a closed request stream as a
 //!   `notifications/cancelled`).
 //!
+//! A transport that runs its server as a process also says what it learns
+//! of that process's death ([`Harness::reports_exit_status`],
+//! [`Harness::reports_stderr_tail`]), and `peer_death` then requires it.
+//!
 //! Then [`run_contract_suite`] (or [`run_contract_suite_with`] and a
 //! [`SuiteConfig`]) returns a [`ContractReport`]: print it for a table,
-//! call [`ContractReport::assert_all_passed`] to fail the test.
+//! call [`ContractReport::assert_all_passed`] to fail the test unless every
+//! rule ran whole and passed, or
+//! [`ContractReport::assert_all_passed_except`] with the exact list of
+//! rules your harness cannot run whole. A rule that did not run is never
+//! counted as passed.
 //!
 //! Time-dependent rules use [`tokio::time`] only, so an in-process harness
 //! runs under a paused clock (`#[tokio::test(start_paused = true)]`) in
@@ -167,22 +177,60 @@ impl<P: Peer + ?Sized> Peer for Box<P> {
 }
 
 /// One connection under test: the transport, and the peer at its other
-/// end when there is one.
+/// end when there is one, with what the transport can know about that
+/// peer's death.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use mcp_testkit::contract::{Harness, memory_harness};
+/// use mcp_transport::ConnectionHandlers;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let (engine, peer) = memory_harness(ConnectionHandlers::discard());
+/// // An in-memory wire has no process: nothing to require of a death.
+/// let harness = Harness::new(Arc::new(engine), peer);
+/// assert!(!harness.reports_exit_status && !harness.reports_stderr_tail);
+/// // A transport that runs its server as a process says so, and
+/// // `peer_death` then requires the exit status and the stderr tail.
+/// let (engine, peer) = memory_harness(ConnectionHandlers::discard());
+/// let harness = Harness::new(Arc::new(engine), peer)
+///     .reports_exit_status()
+///     .reports_stderr_tail();
+/// assert!(harness.reports_exit_status && harness.reports_stderr_tail);
+/// # }
+/// ```
+#[non_exhaustive]
 pub struct Harness {
     /// The transport under test.
     pub transport: Arc<dyn Transport>,
     /// The other end of its connection; `None` for a transport without a
-    /// wire (the null transport), whose rules needing a peer are then
-    /// reported not applicable.
+    /// wire (the null transport), for which only the parts of rules that
+    /// need no peer run.
     pub peer: Option<Box<dyn Peer>>,
+    /// Whether the transport learns how its peer's process ended (it runs
+    /// that process): `peer_death` then requires
+    /// [`GoneInfo::exit`](mcp_transport::GoneInfo::exit) to say the peer
+    /// exited with [`DIE_CODE`].
+    pub reports_exit_status: bool,
+    /// Whether the transport captures its peer's stderr: `peer_death` then
+    /// requires [`GoneInfo::stderr_tail`](mcp_transport::GoneInfo::stderr_tail)
+    /// to hold [`DIE_STDERR`].
+    pub reports_stderr_tail: bool,
 }
 
 impl Harness {
-    /// A transport and its peer.
+    /// A transport and its peer. Nothing is required of `ServerGone`'s
+    /// details until [`reports_exit_status`](Self::reports_exit_status) or
+    /// [`reports_stderr_tail`](Self::reports_stderr_tail) say the transport
+    /// can know them.
     pub fn new(transport: Arc<dyn Transport>, peer: impl Peer + 'static) -> Self {
         Harness {
             transport,
             peer: Some(Box::new(peer)),
+            reports_exit_status: false,
+            reports_stderr_tail: false,
         }
     }
 
@@ -191,7 +239,26 @@ impl Harness {
         Harness {
             transport,
             peer: None,
+            reports_exit_status: false,
+            reports_stderr_tail: false,
         }
+    }
+
+    /// Declares that the transport reports its peer's exit status in
+    /// `ServerGone` (it runs the peer as a process, as
+    /// [`RelayServer::argv`] asks), so `peer_death` requires it. The
+    /// status must come from the transport itself: a peer that hands the
+    /// transport its own exit status proves nothing.
+    pub fn reports_exit_status(mut self) -> Self {
+        self.reports_exit_status = true;
+        self
+    }
+
+    /// Declares that the transport reports the tail of its peer's stderr in
+    /// `ServerGone`, so `peer_death` requires it.
+    pub fn reports_stderr_tail(mut self) -> Self {
+        self.reports_stderr_tail = true;
+        self
     }
 }
 
@@ -200,6 +267,8 @@ impl fmt::Debug for Harness {
         f.debug_struct("Harness")
             .field("alive", &self.transport.is_alive())
             .field("peer", &self.peer.is_some())
+            .field("reports_exit_status", &self.reports_exit_status)
+            .field("reports_stderr_tail", &self.reports_stderr_tail)
             .finish()
     }
 }
@@ -225,6 +294,14 @@ where
 }
 
 /// How the suite runs.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_testkit::contract::SuiteConfig;
+///
+/// let config = SuiteConfig::new().unit(Duration::from_millis(20)).skip("thousand_concurrent");
+/// assert_eq!(config.skip, ["thousand_concurrent"]);
+/// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct SuiteConfig {
@@ -233,7 +310,8 @@ pub struct SuiteConfig {
     /// keeps real-process runs safe from scheduling noise; under a paused
     /// clock it costs nothing.
     pub unit: Duration,
-    /// Rules not to run, by name; they are reported not applicable.
+    /// Rules not to run, by name; they are reported not applicable (and
+    /// so must be named to [`ContractReport::assert_all_passed_except`]).
     pub skip: Vec<String>,
 }
 
@@ -267,6 +345,7 @@ impl SuiteConfig {
 
 /// A rule of the contract.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RuleInfo {
     /// Its stable name, as reported.
     pub name: &'static str,
@@ -275,6 +354,11 @@ pub struct RuleInfo {
 }
 
 /// Every rule the suite checks, in the order it runs them.
+///
+/// ```
+/// let rules = mcp_testkit::contract::rules();
+/// assert!(rules.iter().any(|r| r.name == "peer_death"));
+/// ```
 pub fn rules() -> Vec<RuleInfo> {
     rules::RULES
         .iter()
@@ -286,19 +370,33 @@ pub fn rules() -> Vec<RuleInfo> {
 }
 
 /// How one rule went.
+///
+/// ```
+/// use mcp_testkit::contract::Outcome;
+///
+/// let part = Outcome::PassedInPart("the harness has no peer".into());
+/// assert!(part.ran() && !part.is_passed() && part.is_incomplete());
+/// let skipped = Outcome::NotApplicable("skipped by the configuration".into());
+/// assert!(!skipped.ran() && !skipped.is_failed());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Outcome {
-    /// The transport keeps the rule.
+    /// The transport keeps the rule: every part of it ran and passed.
     Passed,
+    /// Only the parts of the rule that need no peer ran (the harness has
+    /// none), and they passed; why the rest did not run. Not a pass: the
+    /// report counts it apart, and the assertions require it to be named.
+    PassedInPart(String),
     /// The transport breaks the rule; why.
     Failed(String),
-    /// The rule does not apply to this harness (it has no peer, or cannot
-    /// send raw bytes, or the rule was skipped); why.
+    /// The rule did not run (the harness has no peer, or cannot send raw
+    /// bytes, or the configuration skips it); why. Not a pass.
     NotApplicable(String),
 }
 
 impl Outcome {
-    /// Whether the rule passed.
+    /// Whether the rule ran whole and passed.
     pub fn is_passed(&self) -> bool {
         matches!(self, Outcome::Passed)
     }
@@ -307,10 +405,22 @@ impl Outcome {
     pub fn is_failed(&self) -> bool {
         matches!(self, Outcome::Failed(_))
     }
+
+    /// Whether the rule ran at all, whole or in part (passed or failed).
+    pub fn ran(&self) -> bool {
+        !matches!(self, Outcome::NotApplicable(_))
+    }
+
+    /// Whether some or all of the rule did not run: not applicable, or
+    /// passed in part.
+    pub fn is_incomplete(&self) -> bool {
+        matches!(self, Outcome::NotApplicable(_) | Outcome::PassedInPart(_))
+    }
 }
 
 /// One row of a [`ContractReport`].
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct RuleResult {
     /// The rule's name.
     pub name: &'static str,
@@ -323,7 +433,34 @@ pub struct RuleResult {
 }
 
 /// The result of a suite run: each rule by name.
+///
+/// A rule that did not run (not applicable) or ran only in part is never
+/// counted as passed: [`assert_all_passed`](Self::assert_all_passed)
+/// requires every rule to run whole, and
+/// [`assert_all_passed_except`](Self::assert_all_passed_except) takes the
+/// exact list of rules the caller expects not to run whole.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use mcp_testkit::contract::{Harness, Outcome, run_contract_suite};
+/// use mcp_testkit::null::NullTransport;
+/// use mcp_transport::ConnectionHandlers;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let report = run_contract_suite(|handlers: ConnectionHandlers| async move {
+///     Harness::without_peer(Arc::new(NullTransport::with_handlers(handlers)))
+/// })
+/// .await;
+/// // Without a peer, most rules cannot run: they are named, not passed.
+/// assert!(report.ran_count() < report.results.len());
+/// assert!(matches!(report.outcome("close"), Some(Outcome::PassedInPart(_))));
+/// report.assert_all_passed_except(&report.incomplete());
+/// # }
+/// ```
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct ContractReport {
     /// One entry per rule, in the order they ran.
     pub results: Vec<RuleResult>,
@@ -346,7 +483,7 @@ impl ContractReport {
             .collect()
     }
 
-    /// How many rules passed.
+    /// How many rules ran whole and passed.
     pub fn passed_count(&self) -> usize {
         self.results
             .iter()
@@ -354,28 +491,107 @@ impl ContractReport {
             .count()
     }
 
-    /// Whether no rule failed (rules not applicable are allowed).
-    pub fn all_passed(&self) -> bool {
-        self.failures().is_empty()
+    /// How many rules ran, whole or in part (passed or failed).
+    pub fn ran_count(&self) -> usize {
+        self.results.iter().filter(|r| r.outcome.ran()).count()
     }
 
-    /// Panics, listing every failure, unless no rule failed. Rules that
-    /// are not applicable are allowed.
+    /// The names of the rules that ran, whole or in part.
+    pub fn ran(&self) -> Vec<&'static str> {
+        self.results
+            .iter()
+            .filter(|r| r.outcome.ran())
+            .map(|r| r.name)
+            .collect()
+    }
+
+    /// The names of the rules that did not run whole: not applicable, or
+    /// passed in part.
+    pub fn incomplete(&self) -> Vec<&'static str> {
+        self.results
+            .iter()
+            .filter(|r| r.outcome.is_incomplete())
+            .map(|r| r.name)
+            .collect()
+    }
+
+    /// Whether every rule ran whole and passed.
+    pub fn all_passed(&self) -> bool {
+        self.passed_count() == self.results.len()
+    }
+
+    /// Panics, listing every failure and every rule that did not run
+    /// whole, unless every rule ran and passed.
     #[track_caller]
     pub fn assert_all_passed(&self) {
-        let failures = self.failures();
-        if failures.is_empty() {
+        self.assert_all_passed_except(&[]);
+    }
+
+    /// Panics unless no rule failed and the rules that did not run whole
+    /// (not applicable, or passed in part) are exactly `expected`: a rule
+    /// that did not run and is not named fails the assertion, and so does
+    /// a named rule that ran whole (the list is out of date) or a name the
+    /// suite does not know.
+    ///
+    /// ```should_panic
+    /// use std::sync::Arc;
+    ///
+    /// use mcp_testkit::contract::{Harness, SuiteConfig, memory_harness, run_contract_suite_with};
+    /// use mcp_transport::ConnectionHandlers;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let factory = |handlers: ConnectionHandlers| async move {
+    ///     let (engine, peer) = memory_harness(handlers);
+    ///     Harness::new(Arc::new(engine), peer)
+    /// };
+    /// let report = run_contract_suite_with(factory, SuiteConfig::new().skip("thousand_concurrent")).await;
+    /// report.assert_all_passed_except(&["thousand_concurrent"]); // fine
+    /// report.assert_all_passed(); // panics: a rule was skipped
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn assert_all_passed_except(&self, expected: &[&str]) {
+        let mut problems = Vec::new();
+        for r in &self.results {
+            let named = expected.contains(&r.name);
+            match (&r.outcome, named) {
+                (Outcome::Failed(why), _) => {
+                    problems.push(format!("- {} failed ({}): {why}", r.name, r.summary))
+                }
+                (Outcome::NotApplicable(why), false) => problems.push(format!(
+                    "- {} did not run, and was not named as expected not to: {why}",
+                    r.name
+                )),
+                (Outcome::PassedInPart(why), false) => problems.push(format!(
+                    "- {} ran only in part, and was not named as expected to: {why}",
+                    r.name
+                )),
+                (Outcome::Passed, true) => problems.push(format!(
+                    "- {} was named as expected not to run whole, but it ran and passed",
+                    r.name
+                )),
+                _ => {}
+            }
+        }
+        for name in expected {
+            if !self.results.iter().any(|r| r.name == *name) {
+                problems.push(format!(
+                    "- {name} was named, but the suite has no such rule"
+                ));
+            }
+        }
+        if problems.is_empty() {
             return;
         }
         let mut text = format!(
-            "{} of {} contract rules failed:\n",
-            failures.len(),
+            "the contract suite did not pass as expected ({} of {} rules ran):\n",
+            self.ran_count(),
             self.results.len()
         );
-        for f in failures {
-            if let Outcome::Failed(why) = &f.outcome {
-                text.push_str(&format!("- {} ({}): {}\n", f.name, f.summary, why));
-            }
+        for p in problems {
+            text.push_str(&p);
+            text.push('\n');
         }
         text.push('\n');
         text.push_str(&self.to_string());
@@ -401,6 +617,7 @@ impl fmt::Display for ContractReport {
         for r in &self.results {
             let (word, detail) = match &r.outcome {
                 Outcome::Passed => ("pass", ""),
+                Outcome::PassedInPart(why) => ("part", why.as_str()),
                 Outcome::Failed(why) => ("FAIL", why.as_str()),
                 Outcome::NotApplicable(why) => ("n/a", why.as_str()),
             };
@@ -408,13 +625,20 @@ impl fmt::Display for ContractReport {
             writeln!(f, "{:<width$}  {word:<7}  {ms:>8}  {detail}", r.name)?;
         }
         let failed = self.failures().len();
-        let na = self.results.len() - failed - self.passed_count();
+        let part = self
+            .results
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::PassedInPart(_)))
+            .count();
         write!(
             f,
-            "{} passed, {} failed, {} not applicable",
+            "{} of {} rules ran: {} passed, {} passed in part, {} failed; {} not applicable",
+            self.ran_count(),
+            self.results.len(),
             self.passed_count(),
+            part,
             failed,
-            na
+            self.results.len() - self.ran_count()
         )
     }
 }

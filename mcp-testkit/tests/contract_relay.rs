@@ -73,7 +73,10 @@ async fn connect(handlers: ConnectionHandlers) -> Harness {
         }
         reader.peer_gone(info);
     });
+    // The pump reads the relay's exit status and stderr itself.
     Harness::new(Arc::new(engine), peer)
+        .reports_exit_status()
+        .reports_stderr_tail()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -82,13 +85,14 @@ async fn the_engine_over_a_real_process_passes_every_rule() {
     let report = run_contract_suite_with(connect, SuiteConfig::default()).await;
     println!("{report}\nwall time: {:?}", wall.elapsed());
     report.assert_all_passed();
-    assert_eq!(report.passed_count(), report.results.len());
+    assert_eq!(report.ran_count(), mcp_testkit::contract::rules().len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_relay_dies_with_the_code_and_stderr_asked_for() {
-    let Harness { transport, peer } = connect(ConnectionHandlers::discard()).await;
-    let mut peer = peer.unwrap();
+    let harness = connect(ConnectionHandlers::discard()).await;
+    let transport = harness.transport;
+    let mut peer = harness.peer.unwrap();
     let pending = transport.request(
         mcp_protocol::Request::new(1, "tools/list", None),
         RequestOptions::new(),

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use mcp_testkit::contract::{
-    Harness, Outcome, SuiteConfig, memory_harness, run_contract_suite_with,
+    Harness, Outcome, SuiteConfig, memory_harness, rules, run_contract_suite_with,
 };
 use mcp_transport::ConnectionHandlers;
 
@@ -24,15 +24,38 @@ async fn the_in_memory_engine_passes_every_rule() {
     .await;
     println!("{report}\nwall time: {:?}", wall.elapsed());
     report.assert_all_passed();
-    let not_applicable: Vec<_> = report
-        .results
-        .iter()
-        .filter(|r| !matches!(r.outcome, Outcome::Passed))
-        .map(|r| r.name)
-        .collect();
+    assert_eq!(report.ran_count(), rules().len());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_skipped_rule_must_be_named_and_is_not_passed() {
+    let report = run_contract_suite_with(
+        |handlers: ConnectionHandlers| async move {
+            let (engine, peer) = memory_harness(handlers);
+            Harness::new(Arc::new(engine), peer)
+        },
+        SuiteConfig::default().skip("thousand_concurrent"),
+    )
+    .await;
+    assert!(matches!(
+        report.outcome("thousand_concurrent"),
+        Some(Outcome::NotApplicable(_))
+    ));
+    assert_eq!(report.ran_count(), rules().len() - 1);
+    assert!(!report.all_passed());
+    report.assert_all_passed_except(&["thousand_concurrent"]);
+    let refused = |expected: &'static [&'static str]| {
+        let report = report.clone();
+        std::panic::catch_unwind(move || report.assert_all_passed_except(expected)).is_err()
+    };
+    assert!(refused(&[]), "a skipped rule that is not named");
     assert!(
-        not_applicable.is_empty(),
-        "not applicable: {not_applicable:?}"
+        refused(&["thousand_concurrent", "ordering"]),
+        "a named rule that ran and passed"
+    );
+    assert!(
+        refused(&["thousand_concurrent", "no_such_rule"]),
+        "a name the suite does not know"
     );
 }
 
@@ -49,4 +72,5 @@ async fn the_in_memory_engine_passes_every_rule_on_the_real_clock() {
     .await;
     println!("{report}\nwall time: {:?}", wall.elapsed());
     report.assert_all_passed();
+    assert_eq!(report.ran_count(), rules().len());
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_testkit::contract::{Harness, LinePeer, run_contract_suite};
+use mcp_testkit::contract::{Harness, LinePeer, rules, run_contract_suite};
 use mcp_transport::ConnectionHandlers;
 use mcp_transport_stdio::StreamTransport;
 
@@ -20,7 +20,13 @@ async fn contract_over_a_duplex() {
     })
     .await;
     println!("{report}");
+    // Every rule runs: the duplex has a peer that can send raw lines.
     report.assert_all_passed();
+    assert_eq!(report.ran(), all_rules());
+}
+
+fn all_rules() -> Vec<&'static str> {
+    rules().iter().map(|r| r.name).collect()
 }
 
 #[cfg(unix)]
@@ -45,10 +51,15 @@ async fn contract_over_a_child_process() {
                 .await
                 .expect("the relay connects in time")
                 .expect("accept the relay");
+            // The child transport reaps the relay and drains its stderr,
+            // so `peer_death` requires both in ServerGone.
             Harness::new(Arc::new(transport), peer)
+                .reports_exit_status()
+                .reports_stderr_tail()
         }
     })
     .await;
     println!("{report}");
     report.assert_all_passed();
+    assert_eq!(report.ran(), all_rules());
 }

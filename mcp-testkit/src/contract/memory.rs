@@ -6,9 +6,9 @@ use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 use mcp_protocol::{Inbound, Message};
-use mcp_transport::{ConnectionHandlers, Engine, ExitInfo, GoneInfo, OutboundReceiver};
+use mcp_transport::{ConnectionHandlers, Engine, GoneInfo, OutboundReceiver};
 
-use super::{DIE_CODE, DIE_STDERR, Peer};
+use super::Peer;
 
 /// An [`Engine`] over an in-memory wire, and the peer at its other end.
 ///
@@ -95,12 +95,11 @@ impl Peer for MemoryPeer {
         Box::pin(std::future::ready(()))
     }
 
+    /// Ends the connection with a reason only: an in-memory wire has no
+    /// process, so no exit status or stderr (a harness that made some up
+    /// here would only be checking itself in `peer_death`).
     fn die(&mut self) -> BoxFuture<'_, ()> {
-        self.die_with(
-            GoneInfo::new("the in-memory peer died")
-                .with_exit(ExitInfo::code(DIE_CODE))
-                .with_stderr_tail(DIE_STDERR),
-        );
+        self.die_with(GoneInfo::new("the in-memory peer died"));
         Box::pin(std::future::ready(()))
     }
 }

@@ -1,16 +1,37 @@
 //! Cancellation: by token, by dropping the future, not after the answer,
 //! and not on the wire with `no_wire_cancel`.
 
+use mcp_protocol::methods::INITIALIZE;
 use mcp_transport::{CancellationToken, RequestOptions, TransportError};
 use serde_json::json;
 use tokio::time::sleep;
 
-use super::conn::{Ctx, complete, joined, spawn};
-use super::{Checked, Verdict};
+use super::conn::{Conn, Ctx, complete, joined, spawn};
+use super::{Checked, Verdict, peerless_part};
+
+/// A request whose token was cancelled before it was made ends with
+/// `Cancelled`; this part needs no peer.
+async fn cancelled_before(c: &mut Conn, id: i64, method: &str, options: RequestOptions) -> Checked {
+    let token = CancellationToken::new();
+    token.cancel();
+    let f = c.request_with(id, method, None, options.cancellation(token));
+    let got = c.outcome(f, 5, "a request with a cancelled token").await?;
+    ensure!(
+        matches!(got, Err(TransportError::Cancelled)),
+        "a request whose token was already cancelled gave {got:?}"
+    );
+    Ok(())
+}
 
 pub(super) async fn cancel_by_token(ctx: Ctx) -> Checked {
     let mut c = ctx.connect_discard().await;
-    c.peer()?;
+    if c.peer.is_none() {
+        cancelled_before(&mut c, 2, "contract/slow", RequestOptions::new()).await?;
+        c.end().await;
+        return Err(peerless_part(
+            "the check of a token cancelled before the request",
+        ));
+    }
     let token = CancellationToken::new();
     let h = spawn(c.request_with(
         1,
@@ -27,19 +48,7 @@ pub(super) async fn cancel_by_token(ctx: Ctx) -> Checked {
     );
     c.recv_cancel(1).await?;
     // A token cancelled before the request is sent cancels it too.
-    let token = CancellationToken::new();
-    token.cancel();
-    let f = c.request_with(
-        2,
-        "contract/slow",
-        None,
-        RequestOptions::new().cancellation(token),
-    );
-    let got = c.outcome(f, 5, "a request with a cancelled token").await?;
-    ensure!(
-        matches!(got, Err(TransportError::Cancelled)),
-        "a request whose token was already cancelled gave {got:?}"
-    );
+    cancelled_before(&mut c, 2, "contract/slow", RequestOptions::new()).await?;
     c.end().await;
     Ok(())
 }
@@ -95,40 +104,50 @@ pub(super) async fn no_cancel_after_answer(ctx: Ctx) -> Checked {
 
 pub(super) async fn no_wire_cancel(ctx: Ctx) -> Checked {
     let mut c = ctx.connect_discard().await;
-    c.peer()?;
+    if c.peer.is_none() {
+        let options = RequestOptions::new().no_wire_cancel();
+        cancelled_before(&mut c, 4, INITIALIZE, options).await?;
+        c.end().await;
+        return Err(peerless_part(
+            "the check of a token cancelled before a request with no_wire_cancel",
+        ));
+    }
     let token = CancellationToken::new();
     let options = RequestOptions::new()
         .no_wire_cancel()
         .cancellation(token.clone());
-    let h = spawn(c.request_with(1, "initialize", None, options));
-    c.recv_request(1, "initialize").await?;
+    let h = spawn(c.request_with(1, INITIALIZE, None, options));
+    c.recv_request(1, INITIALIZE).await?;
     token.cancel();
     let got = c.outcome(joined(h), 5, "the cancelled request").await?;
     ensure!(
         matches!(got, Err(TransportError::Cancelled)),
         "expected Cancelled, got {got:?}"
     );
-    let f = c.request_with(
-        2,
-        "initialize",
-        None,
-        RequestOptions::new().no_wire_cancel(),
-    );
-    c.recv_request(2, "initialize").await?;
+    let f = c.request_with(2, INITIALIZE, None, RequestOptions::new().no_wire_cancel());
+    c.recv_request(2, INITIALIZE).await?;
     drop(f);
     let f = c.request_with(
         3,
-        "initialize",
+        INITIALIZE,
         None,
         RequestOptions::new().no_wire_cancel().timeout(c.u(5)),
     );
-    c.recv_request(3, "initialize").await?;
+    c.recv_request(3, INITIALIZE).await?;
     let got = c.outcome(f, 30, "the request with a timeout").await?;
     ensure!(
         matches!(got, Err(TransportError::Timeout { .. })),
         "expected Timeout, got {got:?}"
     );
     c.expect_quiet("for requests with no_wire_cancel").await?;
+    // Last, as the request itself may reach the peer.
+    cancelled_before(
+        &mut c,
+        4,
+        INITIALIZE,
+        RequestOptions::new().no_wire_cancel(),
+    )
+    .await?;
     c.end().await;
     Ok(())
 }

@@ -10,7 +10,10 @@ use mcp_transport::{
 use serde_json::{Value, json};
 use tokio::time::{sleep, timeout};
 
-use super::{CANCELLED, SENTINEL, Verdict, fail, no_peer};
+use mcp_protocol::meta::PROGRESS_TOKEN;
+use mcp_protocol::methods::NOTIFICATION_CANCELLED;
+
+use super::{SENTINEL, Verdict, fail, no_peer};
 use crate::contract::{Peer, PeerFactory};
 
 pub(super) struct Ctx {
@@ -24,6 +27,8 @@ impl Ctx {
         Conn {
             transport: harness.transport.clone(),
             peer: harness.peer,
+            reports_exit_status: harness.reports_exit_status,
+            reports_stderr_tail: harness.reports_stderr_tail,
             unit: self.unit,
             sentinels: 0,
         }
@@ -34,10 +39,28 @@ impl Ctx {
     }
 }
 
+/// How long [`Conn::expect_quiet`] waits, in units, before it sends its
+/// sentinel; whatever the transport queues in that time reaches the peer
+/// before the sentinel and is caught.
+///
+/// The messages it watches for are wire cancels that must not be sent (a
+/// cancel after the answer, a cancel with `no_wire_cancel`). A correct
+/// transport that did send one would queue it when it gave the request
+/// up, before the future ended; a late one comes from a task the give-up
+/// woke, a poll interval, or a timer of the transport's own. Five units is
+/// half the 10-unit request timeout the rules set: a transport whose
+/// cancel machinery lags by more than that cannot keep a 10-unit timeout
+/// within the `timeout` rule's margin of 3 units either, so a lag that
+/// slips past this wait is caught there. Under a paused clock the wait
+/// costs nothing; on the real clock (100 ms units) it is half a second.
+const QUIET_UNITS: u32 = 5;
+
 /// A connection for one rule, with the helpers the rules share.
 pub(super) struct Conn {
     pub(super) transport: Arc<dyn Transport>,
     pub(super) peer: Option<Box<dyn Peer>>,
+    pub(super) reports_exit_status: bool,
+    pub(super) reports_stderr_tail: bool,
     pub(super) unit: Duration,
     pub(super) sentinels: u64,
 }
@@ -115,17 +138,17 @@ impl Conn {
                 .as_ref()
                 .and_then(|p| p.get("requestId"))
                 .and_then(RequestId::from_value);
-            if n.method == CANCELLED && target.as_ref() == Some(&id) {
+            if n.method == NOTIFICATION_CANCELLED && target.as_ref() == Some(&id) {
                 return Ok(());
             }
         }
         Err(fail(format!("expected {what}, the peer saw {}", show(&m))))
     }
 
-    /// Checks that nothing reaches the peer: waits a little, then sends a
-    /// notification, which must be the next thing the peer sees.
+    /// Checks that nothing reaches the peer: waits [`QUIET_UNITS`], then
+    /// sends a notification, which must be the next thing the peer sees.
     pub(super) async fn expect_quiet(&mut self, after: &str) -> Result<(), Verdict> {
-        sleep(self.u(2)).await;
+        sleep(self.u(QUIET_UNITS)).await;
         self.sentinels += 1;
         let n = self.sentinels;
         self.transport
@@ -169,12 +192,12 @@ impl Conn {
     }
 
     /// Awaits a request's outcome, which must come within `n` units.
-    pub(super) async fn outcome(
+    pub(super) async fn outcome<T>(
         &mut self,
-        future: impl std::future::Future<Output = Result<Value, TransportError>>,
+        future: impl std::future::Future<Output = T>,
         n: u32,
         what: &str,
-    ) -> Result<Result<Value, TransportError>, Verdict> {
+    ) -> Result<T, Verdict> {
         let within = self.u(n);
         timeout(within, future)
             .await
@@ -231,9 +254,9 @@ pub(super) async fn joined(
 }
 
 pub(super) fn progress(token: &str, n: u64) -> Value {
-    json!({ "progressToken": token, "progress": n, "total": 100 })
+    json!({ PROGRESS_TOKEN: token, "progress": n, "total": 100 })
 }
 
 pub(super) fn with_token(token: &str) -> Option<Value> {
-    Some(json!({ "_meta": { "progressToken": token } }))
+    Some(json!({ "_meta": { PROGRESS_TOKEN: token } }))
 }

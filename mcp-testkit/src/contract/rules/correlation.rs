@@ -3,13 +3,15 @@
 
 use std::collections::HashMap;
 
+use mcp_protocol::error_codes::{METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION};
+use mcp_protocol::methods::TOOLS_LIST;
 use mcp_protocol::{ErrorObject, ErrorResponse, Message, RequestId};
 use mcp_transport::{ResponseFuture, TransportError};
 use serde_json::{Value, json};
 use tokio::time::timeout;
 
 use super::conn::{Ctx, complete, show};
-use super::{Checked, Verdict, fail};
+use super::{Checked, Verdict, fail, peerless_part};
 
 pub(super) async fn ids_not_renumbered(ctx: Ctx) -> Checked {
     let mut c = ctx.connect_discard().await;
@@ -55,7 +57,7 @@ pub(super) async fn result_normalized(ctx: Ctx) -> Checked {
     let mut c = ctx.connect_discard().await;
     if c.peer.is_none() {
         let r = c
-            .outcome(c.request(1, "tools/list", None), 30, "request 1")
+            .outcome(c.request(1, TOOLS_LIST, None), 30, "request 1")
             .await?;
         let v = r.map_err(|e| fail(format!("expected a result, got {e:?}")))?;
         ensure!(
@@ -63,7 +65,9 @@ pub(super) async fn result_normalized(ctx: Ctx) -> Checked {
             "the result {v} has no resultType \"complete\""
         );
         c.end().await;
-        return Ok(());
+        return Err(peerless_part(
+            "the check that the transport's own result has resultType \"complete\"",
+        ));
     }
     let cases = [
         (
@@ -96,12 +100,14 @@ pub(super) async fn rpc_error_verbatim(ctx: Ctx) -> Checked {
     let mut c = ctx.connect_discard().await;
     c.peer()?;
     let cases = [
-        ErrorObject::new(-32022, "Unsupported protocol version").with_data(json!({
-            "supported": ["2025-06-18", "2025-11-25"],
-            "requested": "2026-07-28",
-            "nested": { "a": [1, 2.5, null, true, "ü"] },
-        })),
-        ErrorObject::new(-32601, "Method not found"),
+        ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version").with_data(
+            json!({
+                "supported": ["2025-06-18", "2025-11-25"],
+                "requested": "2026-07-28",
+                "nested": { "a": [1, 2.5, null, true, "ü"] },
+            }),
+        ),
+        ErrorObject::new(METHOD_NOT_FOUND, "Method not found"),
         ErrorObject::new(42, "a custom code").with_data(json!("just a string")),
         ErrorObject::new(-32000, "").with_data(json!(null)),
     ];

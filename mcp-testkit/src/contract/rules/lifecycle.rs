@@ -1,12 +1,13 @@
 //! The connection's life: one ordered queue, the peer's death, close.
 
+use mcp_protocol::methods::NOTIFICATION_INITIALIZED;
 use mcp_protocol::{Message, Notification, RequestId};
 use mcp_transport::{RequestOptions, TransportError};
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep, timeout};
 
 use super::conn::{Conn, Ctx, complete, joined, show, spawn};
-use super::{Checked, Verdict, fail};
+use super::{Checked, Verdict, fail, peerless_part};
 use crate::contract::{DIE_CODE, DIE_STDERR};
 
 pub(super) async fn ordering(ctx: Ctx) -> Checked {
@@ -15,7 +16,7 @@ pub(super) async fn ordering(ctx: Ctx) -> Checked {
     let notify = |c: &Conn, n: u64| {
         c.transport
             .notify(Notification::new(
-                "notifications/initialized",
+                NOTIFICATION_INITIALIZED,
                 Some(json!({ "n": n })),
             ))
             .map_err(|e| fail(format!("notify failed: {e}")))
@@ -67,11 +68,15 @@ pub(super) async fn peer_death(ctx: Ctx) -> Checked {
     c.recv_request(1, "contract/slow").await?;
     c.recv_request(2, "contract/slow").await?;
     c.peer()?.die().await;
+    let expect = Expected {
+        exit: c.reports_exit_status,
+        stderr: c.reports_stderr_tail,
+    };
     for (id, h) in [(1, a), (2, b)] {
         let got = c
             .outcome(joined(h), 30, &format!("pending request {id}"))
             .await?;
-        check_gone(&got, &format!("pending request {id}"))?;
+        check_gone(&got, &format!("pending request {id}"), expect)?;
     }
     let deadline = Instant::now() + c.u(30);
     while c.transport.is_alive() && Instant::now() < deadline {
@@ -84,26 +89,46 @@ pub(super) async fn peer_death(ctx: Ctx) -> Checked {
     let got = c
         .outcome(c.request(3, "contract/later", None), 10, "a later request")
         .await?;
-    check_gone(&got, "a request after the death")?;
+    check_gone(&got, "a request after the death", expect)?;
     c.end().await;
     Ok(())
 }
 
-fn check_gone(got: &Result<Value, TransportError>, what: &str) -> Checked {
+/// What the harness says the transport can know of its peer's death.
+#[derive(Clone, Copy)]
+struct Expected {
+    exit: bool,
+    stderr: bool,
+}
+
+/// The error must be `ServerGone`; its exit status and stderr tail must be
+/// those of the peer's death ([`DIE_CODE`], [`DIE_STDERR`]) when given, and
+/// must be given when the harness says the transport can know them.
+fn check_gone(got: &Result<Value, TransportError>, what: &str, expect: Expected) -> Checked {
     let Err(TransportError::ServerGone(info)) = got else {
         return Err(fail(format!("{what}: expected ServerGone, got {got:?}")));
     };
-    if let Some(exit) = &info.exit {
-        ensure!(
-            exit.code.is_none() || exit.code == Some(DIE_CODE),
+    match &info.exit {
+        Some(exit) => ensure!(
+            exit.code == Some(DIE_CODE) || (!expect.exit && exit.code.is_none()),
             "{what}: the server exited with code {DIE_CODE}, ServerGone says {exit}"
-        );
+        ),
+        None => ensure!(
+            !expect.exit,
+            "{what}: the transport runs the server's process, but ServerGone has no exit \
+             status (the server exited with code {DIE_CODE}): {info}"
+        ),
     }
-    if let Some(tail) = &info.stderr_tail {
-        ensure!(
+    match &info.stderr_tail {
+        Some(tail) => ensure!(
             tail.contains(DIE_STDERR),
             "{what}: the server's stderr ended {DIE_STDERR:?}, ServerGone's tail is {tail:?}"
-        );
+        ),
+        None => ensure!(
+            !expect.stderr,
+            "{what}: the transport captures the server's stderr, but ServerGone has no stderr \
+             tail (the server's last words were {DIE_STDERR:?}): {info}"
+        ),
     }
     Ok(())
 }
@@ -112,7 +137,7 @@ pub(super) async fn close_rule(ctx: Ctx) -> Checked {
     let mut c = ctx.connect_discard().await;
     ensure!(c.transport.is_alive(), "a new transport is not alive");
     c.transport
-        .notify(Notification::new("notifications/initialized", None))
+        .notify(Notification::new(NOTIFICATION_INITIALIZED, None))
         .map_err(|e| fail(format!("notify on a live transport failed: {e}")))?;
     let pending = if c.peer.is_some() {
         c.recv("the notification").await?;
@@ -155,6 +180,12 @@ pub(super) async fn close_rule(ctx: Ctx) -> Checked {
     timeout(within, c.transport.close())
         .await
         .map_err(|_| fail(format!("a second close did not finish within {within:?}")))?;
+    let peerless = c.peer.is_none();
     c.end().await;
+    if peerless {
+        return Err(peerless_part(
+            "the check of close without a pending request (a pending request needs a peer)",
+        ));
+    }
     Ok(())
 }

@@ -4,13 +4,19 @@
 
 use std::time::Duration;
 
+use mcp_protocol::meta::{PROGRESS_TOKEN, SUBSCRIPTION_ID};
+use mcp_protocol::methods::{
+    NOTIFICATION_MESSAGE, NOTIFICATION_PROGRESS as PROGRESS, NOTIFICATION_PROMPTS_LIST_CHANGED,
+    NOTIFICATION_RESOURCES_UPDATED, NOTIFICATION_TOOLS_LIST_CHANGED, SUBSCRIPTIONS_LISTEN,
+    TOOLS_CALL, TOOLS_LIST,
+};
 use mcp_protocol::{Message, Notification};
 use mcp_transport::{ConnectionHandlers, Listener, ListenerStream, RequestOptions};
 use serde_json::json;
 use tokio::time::Instant;
 
 use super::conn::{Ctx, complete, progress, with_token};
-use super::{Checked, PROGRESS, SENTINEL, SUBSCRIPTION_ID, Verdict, fail};
+use super::{Checked, SENTINEL, Verdict, fail};
 
 /// The connection listener's notifications up to a sentinel, without the
 /// transport's own `$/` events.
@@ -47,12 +53,12 @@ pub(super) async fn server_speaks_first(ctx: Ctx) -> Checked {
     let (listener, mut stream) = Listener::channel(64);
     let mut c = ctx.connect(ConnectionHandlers::new(listener)).await;
     c.peer()?;
-    c.notify_from_peer("notifications/tools/list_changed", json!({}))
+    c.notify_from_peer(NOTIFICATION_TOOLS_LIST_CHANGED, json!({}))
         .await?;
     c.notify_from_peer(SENTINEL, json!({})).await?;
     let seen = until_sentinel(&mut stream, c.u(30)).await?;
     ensure!(
-        methods(&seen) == ["notifications/tools/list_changed"],
+        methods(&seen) == [NOTIFICATION_TOOLS_LIST_CHANGED],
         "the connection listener got {:?}",
         methods(&seen)
     );
@@ -68,33 +74,33 @@ pub(super) async fn notification_routing(ctx: Ctx) -> Checked {
     let (lb, mut b_stream) = Listener::channel(64);
     let fa = c.request_with(
         1,
-        "tools/call",
+        TOOLS_CALL,
         with_token("tok-1"),
         RequestOptions::new().listener(la),
     );
     let fb = c.request_with(
         "sub-2",
-        "subscriptions/listen",
+        SUBSCRIPTIONS_LISTEN,
         None,
         RequestOptions::new().listener(lb),
     );
-    c.recv_request(1, "tools/call").await?;
-    c.recv_request("sub-2", "subscriptions/listen").await?;
+    c.recv_request(1, TOOLS_CALL).await?;
+    c.recv_request("sub-2", SUBSCRIPTIONS_LISTEN).await?;
     c.notify_from_peer(PROGRESS, progress("tok-1", 1)).await?;
     c.notify_from_peer(
-        "notifications/message",
-        json!({ "level": "info", "data": "working", "_meta": { "progressToken": "tok-1" } }),
+        NOTIFICATION_MESSAGE,
+        json!({ "level": "info", "data": "working", "_meta": { PROGRESS_TOKEN: "tok-1" } }),
     )
     .await?;
     c.notify_from_peer(
-        "notifications/resources/updated",
+        NOTIFICATION_RESOURCES_UPDATED,
         json!({ "uri": "file:///a", "_meta": { SUBSCRIPTION_ID: "sub-2" } }),
     )
     .await?;
-    c.notify_from_peer("notifications/tools/list_changed", json!({}))
+    c.notify_from_peer(NOTIFICATION_TOOLS_LIST_CHANGED, json!({}))
         .await?;
     c.notify_from_peer(
-        "notifications/resources/updated",
+        NOTIFICATION_RESOURCES_UPDATED,
         json!({ "uri": "file:///b", "_meta": { SUBSCRIPTION_ID: "sub-unknown" } }),
     )
     .await?;
@@ -121,8 +127,8 @@ pub(super) async fn notification_routing(ctx: Ctx) -> Checked {
     ensure!(
         methods(&conn)
             == [
-                "notifications/tools/list_changed",
-                "notifications/resources/updated"
+                NOTIFICATION_TOOLS_LIST_CHANGED,
+                NOTIFICATION_RESOURCES_UPDATED
             ]
             && uri_b,
         "the connection listener got {:?}; expected list_changed and the update of an unknown subscription only",
@@ -132,7 +138,7 @@ pub(super) async fn notification_routing(ctx: Ctx) -> Checked {
     );
     let a: Vec<Notification> = std::iter::from_fn(|| a_stream.try_recv()).collect();
     ensure!(
-        methods(&a) == [PROGRESS, "notifications/message"],
+        methods(&a) == [PROGRESS, NOTIFICATION_MESSAGE],
         "the request's listener got {:?}; expected its progress and its message",
         methods(&a)
     );
@@ -143,7 +149,7 @@ pub(super) async fn notification_routing(ctx: Ctx) -> Checked {
     );
     let b: Vec<Notification> = std::iter::from_fn(|| b_stream.try_recv()).collect();
     ensure!(
-        methods(&b) == ["notifications/resources/updated"]
+        methods(&b) == [NOTIFICATION_RESOURCES_UPDATED]
             && b[0].params.as_ref().map(|p| &p["uri"]) == Some(&json!("file:///a")),
         "the subscription's listener got {:?}",
         methods(&b)
@@ -153,8 +159,12 @@ pub(super) async fn notification_routing(ctx: Ctx) -> Checked {
 }
 
 pub(super) async fn listeners_cannot_block(ctx: Ctx) -> Checked {
-    let listener = Listener::from_fn(4, |n| {
-        if n.method != SENTINEL {
+    // The connection listener notes each notification it is given, and
+    // panics on list_changed.
+    let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let listener = Listener::from_fn(4, move |n| {
+        let _ = seen_tx.send(n.method.clone());
+        if n.method == NOTIFICATION_TOOLS_LIST_CHANGED {
             panic!(
                 "a connection listener panics on purpose (the contract suite checks this is survived)"
             );
@@ -166,18 +176,18 @@ pub(super) async fn listeners_cannot_block(ctx: Ctx) -> Checked {
     let (blocked, _unread) = Listener::channel(1);
     let fa = c.request_with(
         1,
-        "tools/call",
+        TOOLS_CALL,
         with_token("tok-b"),
         RequestOptions::new().listener(blocked),
     );
-    let fb = c.request(2, "tools/list", None);
-    c.recv_request(1, "tools/call").await?;
-    c.recv_request(2, "tools/list").await?;
+    let fb = c.request(2, TOOLS_LIST, None);
+    c.recv_request(1, TOOLS_CALL).await?;
+    c.recv_request(2, TOOLS_LIST).await?;
     for k in 0..50 {
         c.notify_from_peer(PROGRESS, progress("tok-b", k)).await?;
     }
     // One panic is enough: request 3 below shows the read loop survived.
-    c.notify_from_peer("notifications/tools/list_changed", json!({}))
+    c.notify_from_peer(NOTIFICATION_TOOLS_LIST_CHANGED, json!({}))
         .await?;
     c.answer(2, json!({ "b": 2 })).await?;
     c.answer(1, json!({ "a": 1 })).await?;
@@ -189,11 +199,35 @@ pub(super) async fn listeners_cannot_block(ctx: Ctx) -> Checked {
         "the request with the unread listener",
     )
     .await?;
-    let f = c.request(3, "tools/list", None);
-    c.recv_request(3, "tools/list").await?;
+    let f = c.request(3, TOOLS_LIST, None);
+    c.recv_request(3, TOOLS_LIST).await?;
     c.answer(3, json!({ "c": 3 })).await?;
     c.expect_result(f, complete(json!({ "c": 3 })), "a request after the panics")
         .await?;
+    // The panicking listener ran, and notifications still reach the
+    // connection after its panic.
+    c.notify_from_peer(NOTIFICATION_PROMPTS_LIST_CHANGED, json!({}))
+        .await?;
+    c.notify_from_peer(SENTINEL, json!({})).await?;
+    let mut methods = Vec::new();
+    let deadline = Instant::now() + c.u(30);
+    while methods.last().map(String::as_str) != Some(SENTINEL) {
+        match tokio::time::timeout_at(deadline, seen.recv()).await {
+            Ok(Some(m)) if m.starts_with("$/") => {}
+            Ok(Some(m)) => methods.push(m),
+            _ => break,
+        }
+    }
+    ensure!(
+        methods
+            == [
+                NOTIFICATION_TOOLS_LIST_CHANGED,
+                NOTIFICATION_PROMPTS_LIST_CHANGED,
+                SENTINEL
+            ],
+        "the connection listener (which panics on list_changed) was given {methods:?}; \
+         expected the list_changed it panicked on, then the later notifications"
+    );
     c.end().await;
     Ok(())
 }
@@ -205,8 +239,8 @@ pub(super) async fn malformed_line_skipped(ctx: Ctx) -> Checked {
             "the peer cannot send raw bytes".into(),
         ));
     }
-    let f = c.request(1, "tools/list", None);
-    c.recv_request(1, "tools/list").await?;
+    let f = c.request(1, TOOLS_LIST, None);
+    c.recv_request(1, TOOLS_LIST).await?;
     let lines: [&[u8]; 7] = [
         b"{not json",
         b"\"a string\"",
@@ -226,8 +260,8 @@ pub(super) async fn malformed_line_skipped(ctx: Ctx) -> Checked {
         "the request answered after the bad lines",
     )
     .await?;
-    let f = c.request(2, "tools/list", None);
-    c.recv_request(2, "tools/list").await?;
+    let f = c.request(2, TOOLS_LIST, None);
+    c.recv_request(2, TOOLS_LIST).await?;
     c.answer(2, json!({ "n": 2 })).await?;
     c.expect_result(f, complete(json!({ "n": 2 })), "a later request")
         .await?;

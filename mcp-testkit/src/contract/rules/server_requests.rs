@@ -5,13 +5,17 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use mcp_protocol::error_codes::{METHOD_NOT_FOUND, URL_ELICITATION_REQUIRED};
+use mcp_protocol::methods::{
+    ELICITATION_CREATE, NOTIFICATION_CANCELLED, PING, ROOTS_LIST, SAMPLING_CREATE_MESSAGE,
+};
 use mcp_protocol::{ErrorObject, ErrorResponse, Message, Request, RequestId, Response};
 use mcp_transport::{ConnectionHandlers, ServerRequestHandler};
 use serde_json::{Value, json};
 use tokio::time::timeout;
 
 use super::conn::{Conn, Ctx, show};
-use super::{CANCELLED, Checked, Verdict};
+use super::{Checked, Verdict};
 
 /// The handler the server-request rule installs.
 struct TestHandler {
@@ -32,13 +36,16 @@ impl Drop for OnDrop {
 impl ServerRequestHandler for TestHandler {
     fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
         match request.method.as_str() {
-            "ping" => std::future::ready(Ok(json!({}))).boxed(),
-            "roots/list" => std::future::ready(Ok(json!({
+            PING => std::future::ready(Ok(json!({}))).boxed(),
+            ROOTS_LIST => std::future::ready(Ok(json!({
                 "roots": [{ "uri": "file:///tmp", "name": "tmp" }]
             })))
             .boxed(),
-            "elicitation/create" => std::future::ready(Err(ErrorObject::new(-32042, "declined")
-                .with_data(json!({ "why": "the contract suite" }))))
+            ELICITATION_CREATE => std::future::ready(Err(ErrorObject::new(
+                URL_ELICITATION_REQUIRED,
+                "a URL elicitation comes first",
+            )
+            .with_data(json!({ "why": "the contract suite" }))))
             .boxed(),
             "contract/slow" => {
                 let _ = self.started.send(request.id.clone());
@@ -50,7 +57,7 @@ impl ServerRequestHandler for TestHandler {
                 }
                 .boxed()
             }
-            _ => std::future::ready(Err(ErrorObject::new(-32601, "not handled"))).boxed(),
+            _ => std::future::ready(Err(ErrorObject::new(METHOD_NOT_FOUND, "not handled"))).boxed(),
         }
     }
 }
@@ -66,10 +73,9 @@ pub(super) async fn server_requests(ctx: Ctx) -> Checked {
     let mut c = ctx.connect(handlers).await;
     c.peer()?;
 
-    c.send(Request::new("s-1", "ping", None)).await?;
+    c.send(Request::new("s-1", PING, None)).await?;
     expect_answer(&mut c, "s-1".into(), Ok(json!({}))).await?;
-    c.send(Request::new(2, "roots/list", Some(json!({}))))
-        .await?;
+    c.send(Request::new(2, ROOTS_LIST, Some(json!({})))).await?;
     expect_answer(
         &mut c,
         2.into(),
@@ -78,14 +84,17 @@ pub(super) async fn server_requests(ctx: Ctx) -> Checked {
     .await?;
     c.send(Request::new(
         3,
-        "elicitation/create",
+        ELICITATION_CREATE,
         Some(json!({ "message": "?" })),
     ))
     .await?;
     expect_answer(
         &mut c,
         3.into(),
-        Err(ErrorObject::new(-32042, "declined").with_data(json!({ "why": "the contract suite" }))),
+        Err(
+            ErrorObject::new(URL_ELICITATION_REQUIRED, "a URL elicitation comes first")
+                .with_data(json!({ "why": "the contract suite" })),
+        ),
     )
     .await?;
 
@@ -97,10 +106,10 @@ pub(super) async fn server_requests(ctx: Ctx) -> Checked {
         matches!(&got, Ok(Some(id)) if *id == RequestId::Number(4)),
         "the handler did not start on request 4 within {within:?}"
     );
-    c.send(Request::new("s-5", "ping", None)).await?;
+    c.send(Request::new("s-5", PING, None)).await?;
     expect_answer(&mut c, "s-5".into(), Ok(json!({}))).await?;
     c.notify_from_peer(
-        CANCELLED,
+        NOTIFICATION_CANCELLED,
         json!({ "requestId": 4, "reason": "changed my mind" }),
     )
     .await?;
@@ -148,12 +157,12 @@ async fn expect_answer(
 pub(super) async fn unhandled_server_request(ctx: Ctx) -> Checked {
     let mut c = ctx.connect_discard().await;
     c.peer()?;
-    c.send(Request::new(7, "sampling/createMessage", Some(json!({}))))
+    c.send(Request::new(7, SAMPLING_CREATE_MESSAGE, Some(json!({}))))
         .await?;
     let m = c.recv("the answer to server request 7").await?;
     ensure!(
-        matches!(&m, Message::Error(e) if e.id == Some(7.into()) && e.error.code == -32601),
-        "an unhandled server request got {}, not a -32601 error",
+        matches!(&m, Message::Error(e) if e.id == Some(7.into()) && e.error.code == METHOD_NOT_FOUND),
+        "an unhandled server request got {}, not a {METHOD_NOT_FOUND} error",
         show(&m)
     );
     c.end().await;
