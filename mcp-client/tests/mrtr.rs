@@ -91,11 +91,8 @@ async fn three_rounds_through_handlers_with_exact_wire_rules() {
         let echoed = pair[1].params.as_ref().unwrap()["requestState"]
             .as_str()
             .expect("the state is echoed as a string");
-        assert_eq!(
-            echoed.as_bytes(),
-            given.as_bytes(),
-            "state not echoed exactly"
-        );
+        // String equality is byte equality.
+        assert_eq!(echoed, given, "state not echoed exactly");
     }
     // No progress token on any round: none was asked for (no reset on
     // progress and no progress listener).
