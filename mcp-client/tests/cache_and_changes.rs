@@ -175,13 +175,19 @@ async fn a_subscriber_sees_changes_in_both_eras() {
 /// acknowledgement this server never sends.
 #[tokio::test(start_paused = true)]
 async fn a_dropped_listen_stream_is_opened_again() {
-    let server = FnServer::new(|_, r| match r.method.as_str() {
+    const ANSWER_AFTER: Duration = Duration::from_millis(50);
+    let opened = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = opened.clone();
+    let server = FnServer::new(move |_, r| match r.method.as_str() {
         "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
-        "subscriptions/listen" => Reply::Later(
-            Duration::from_millis(50),
-            json!({"resultType": "complete",
+        "subscriptions/listen" => {
+            seen.lock().unwrap().push(tokio::time::Instant::now());
+            Reply::Later(
+                ANSWER_AFTER,
+                json!({"resultType": "complete",
                 "_meta": {"io.modelcontextprotocol/subscriptionId": r.id.to_value()}}),
-        ),
+            )
+        }
         _ => Reply::Err(-32601, "Method not found", None),
     });
     let client = Client::builder()
@@ -190,10 +196,27 @@ async fn a_dropped_listen_stream_is_opened_again() {
         .unwrap();
     let e = client.subscribe(Watch::new().tools()).await.unwrap_err();
     assert!(e.is_timeout(), "{e}");
-    let listens = server
-        .methods()
-        .into_iter()
-        .filter(|(_, m)| m == "subscriptions/listen")
-        .count();
-    assert!(listens >= 3, "opened again after each end: {listens}");
+    let opened = opened.lock().unwrap().clone();
+    assert!(
+        opened.len() >= 4,
+        "opened again after each end: {}",
+        opened.len()
+    );
+    // The pause after each end: the time between two listens, less the
+    // time the server took to end the first. On the paused clock these
+    // are exact to the millisecond.
+    let pauses: Vec<Duration> = opened
+        .windows(2)
+        .map(|w| w[1] - w[0] - ANSWER_AFTER)
+        .collect();
+    assert!(
+        pauses[0] >= Duration::from_millis(100),
+        "no hot loop: {pauses:?}"
+    );
+    for w in pauses.windows(2) {
+        assert!(
+            w[1] >= w[0] * 3 / 2,
+            "each pause grows (at least by half): {pauses:?}"
+        );
+    }
 }
