@@ -181,8 +181,34 @@ async fn progress_after_cancel() {
 
 #[tokio::test]
 async fn never_read_input() {
+    // Four times what the pipe holds: it all goes through only if the
+    // server reads. Answers or not is another matter.
+    let pings: Vec<u8> = (0..10_000)
+        .flat_map(|i| {
+            let mut line = json!({"jsonrpc": "2.0", "id": i, "method": "ping"})
+                .to_string()
+                .into_bytes();
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    assert!(pings.len() > 4 * (1 << 16), "{} bytes", pings.len());
+
     let mut wire = Wire::start(FakeConfig::legacy().knob(Knob::NeverReadInput));
-    wire.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
-        .await;
+    // A write that never completes cannot complete sooner under load: the
+    // bound only decides how long the test takes.
+    assert!(
+        !wire.send_raw_within(&pings, 300).await,
+        "the server read its input"
+    );
+    wire.assert_silent(200).await;
+
+    // A server that reads but never answers takes all of it (the bound is
+    // for a loaded machine: the write takes milliseconds).
+    let mut wire = Wire::start(FakeConfig::legacy().knob(Knob::NeverAnswer(Methods::All)));
+    assert!(
+        wire.send_raw_within(&pings, 20_000).await,
+        "a reading server takes the input"
+    );
     wire.assert_silent(200).await;
 }
