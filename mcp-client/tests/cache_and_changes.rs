@@ -26,7 +26,7 @@ async fn next_change(sub: &mut mcp_client::Subscription) -> ServerEvent {
         .expect("the stream is open")
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn modern_lists_are_cached_by_ttl_and_dropped_on_list_changed() {
     let server = FakeServer::new(FakeConfig::modern().cache_hint(60_000, CacheScope::Public));
     let client = Client::builder().connect(server.connector()).await.unwrap();
@@ -63,7 +63,7 @@ async fn modern_lists_are_cached_by_ttl_and_dropped_on_list_changed() {
     assert_eq!(wire_count(&server, "tools/list"), 3);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_zero_ttl_always_refetches() {
     let server = FakeServer::new(FakeConfig::modern().cache_hint(0, CacheScope::Public));
     let client = Client::builder().connect(server.connector()).await.unwrap();
@@ -115,7 +115,7 @@ async fn a_failed_refetch_serves_stale_data_marked_as_such() {
     assert!(client.list_tools(None).await.unwrap_err().is_timeout());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_lists_are_cached_only_where_list_changed_is_advertised() {
     let server = FakeServer::new(FakeConfig::legacy());
     let client = Client::builder().connect(server.connector()).await.unwrap();
@@ -138,7 +138,7 @@ async fn legacy_lists_are_cached_only_where_list_changed_is_advertised() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_subscriber_sees_changes_in_both_eras() {
     for config in [FakeConfig::legacy(), FakeConfig::modern()] {
         let server = FakeServer::new(config);

@@ -33,7 +33,7 @@ async fn handshake(transport: &Arc<dyn Transport>, caps: Value) -> Value {
     result
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn dying_on_the_probe_is_server_gone_and_the_connector_starts_afresh() {
     let server = FakeServer::new(FakeConfig::legacy().knob(Knob::ExitOnRequestBeforeInitialize));
     let connector = server.connector();
@@ -72,7 +72,7 @@ async fn dying_on_the_probe_is_server_gone_and_the_connector_starts_afresh() {
     assert_eq!(sent[1].method(), Some("notifications/initialized"));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_elicitation_goes_through_the_server_request_handler() {
     let server = FakeServer::new(FakeConfig::legacy());
     let handler = Arc::new(
@@ -169,7 +169,7 @@ async fn modern_progress_reaches_the_request_listener_and_a_drop_cancels() {
     assert!(!answered, "the cancelled call was answered");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn late_and_never_answers_are_timeouts_for_the_client() {
     let config = FakeConfig::legacy()
         .knob(Knob::AnswerLate(
@@ -200,7 +200,7 @@ async fn late_and_never_answers_are_timeouts_for_the_client() {
     assert!(matches!(error, TransportError::Timeout { .. }), "{error:?}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn unsolicited_list_changed_reaches_the_connection_listener() {
     let server = FakeServer::new(FakeConfig::legacy().knob(Knob::UnsolicitedAfterInitialized));
     let (listener, mut notes) = Listener::channel(16);
