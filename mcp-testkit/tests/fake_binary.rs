@@ -47,6 +47,8 @@ impl Server {
         stdin.flush().unwrap();
     }
 
+    /// The next message. A line answered in milliseconds is given 10 s:
+    /// room for a process on a busy machine.
     fn next(&self) -> Value {
         self.lines
             .recv_timeout(Duration::from_secs(10))
