@@ -206,7 +206,8 @@ fn no_remote_or_file_refs_are_fetched() {
         server.url
     );
 
-    // The listener is live: a connection of our own is counted.
+    // The listener is live: a connection of our own is counted (its
+    // thread takes microseconds to count it; 10 s is for a busy machine).
     drop(std::net::TcpStream::connect(server.url[7..].split('/').next().unwrap()).unwrap());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while server.connections() == 0 && std::time::Instant::now() < deadline {
