@@ -84,6 +84,9 @@ async fn main() -> ExitCode {
             columns.push(column);
         }
     }
+    if options.wire_log.is_none() {
+        let _ = std::fs::remove_dir_all(default_wire_dir());
+    }
     let report = render(&columns, started.elapsed());
     println!("{report}");
     let failed = columns
@@ -187,13 +190,16 @@ fn absolute(path: &Path) -> PathBuf {
 /// `None` when there is no wire tap (no `--python`).
 fn wire_log(target: &Target, mode: Mode, options: &Options) -> Option<PathBuf> {
     options.tap.as_ref()?;
-    let dir = options.wire_log.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("mcp-interop-wire-{}", std::process::id()))
-    });
+    let dir = options.wire_log.clone().unwrap_or_else(default_wire_dir);
     let _ = std::fs::create_dir_all(&dir);
     let log = dir.join(format!("{}-{}.log", target.kind.label(), mode.label()));
     let _ = std::fs::remove_file(&log);
     Some(log)
+}
+
+/// The wire logs' folder when `--wire-log` is not given (removed at the end).
+fn default_wire_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("mcp-interop-wire-{}", std::process::id()))
 }
 
 /// The command that starts `target`, behind the wire tap when there is
