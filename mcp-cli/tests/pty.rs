@@ -29,9 +29,31 @@ fn exit_code(session: &PtySession) -> i32 {
 #[test]
 fn a_progress_bar_follows_the_server_s_progress() {
     let mut p = spawn(&["tools", "call", "slow", "steps=4", "delayMs=500"]);
-    // The bar shows the percentage of the server's progress/total.
-    p.exp_regex(r"\b(25|50|75)%").expect("a progress bar");
-    p.exp_eof().expect("the call ends");
+    // The bar shows the percentage of the server's progress/total as it
+    // moves: the steps come 500 ms apart and the bar redraws every 120 ms,
+    // so each is on screen for several frames; at least two of the three
+    // intermediate ones must show, in order (a busy machine may cost one).
+    let screen = p.exp_eof().expect("the call ends");
+    let mut shown: Vec<&str> = Vec::new();
+    for (i, _) in screen.match_indices('%') {
+        let digits = screen[..i].trim_end_matches(|c: char| c.is_ascii_digit());
+        let percent = &screen[digits.len()..i];
+        if ["25", "50", "75"].contains(&percent) && shown.last() != Some(&percent) {
+            shown.push(percent);
+        }
+    }
+    let tail: String = screen
+        .chars()
+        .rev()
+        .take(300)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    assert!(
+        shown.len() >= 2 && shown.is_sorted(),
+        "the bar showed {shown:?} of 25/50/75%: ...{tail}"
+    );
     assert_eq!(exit_code(&p), 0);
 }
 
@@ -83,12 +105,30 @@ fn servers_with(marker: &str) -> Vec<u32> {
     found
 }
 
+/// The JSON messages of a newline-delimited wire log.
+fn wire_log(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
 #[test]
 fn ctrl_c_cancels_the_call_and_stops_the_server() {
     let server = mcp_testkit::binaries::server_path();
     // A flag value no other process has, to find this test's server.
     let marker = format!("{}", 7_000_000 + std::process::id());
-    let line = format!("'{}' --ttl-ms {marker}", server.display());
+    // The server's stdin passes through `tee`, which keeps a copy of
+    // everything the client wrote.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let log = dir.join(format!("pty-ctrl-c-{marker}.jsonl"));
+    let _ = std::fs::remove_file(&log);
+    let line = format!(
+        "sh -c \"tee -a '{}' | '{}' --ttl-ms {marker}\"",
+        log.display(),
+        server.display()
+    );
     let mut p = spawn(&[
         "--stdio",
         &line,
@@ -106,7 +146,26 @@ fn ctrl_c_cancels_the_call_and_stops_the_server() {
     let rest = p.exp_eof().expect("mcp ends");
     assert!(rest.contains("interrupted"), "{rest}");
     assert_eq!(exit_code(&p), 130);
-    assert!(interrupted.elapsed() < Duration::from_secs(10));
+    // Uncancelled, the call would run 20 s (100 steps of 200 ms); ending
+    // takes well under a second idle, so 10 s tells the two apart on a busy
+    // machine.
+    let took = interrupted.elapsed();
+    assert!(took < Duration::from_secs(10), "took {took:?}");
     let left = servers_with(&marker);
     assert!(left.is_empty(), "server processes left: {left:?}");
+
+    let wire = wire_log(&log);
+    let call = wire
+        .iter()
+        .find(|m| m["method"] == "tools/call")
+        .unwrap_or_else(|| panic!("the call is on the wire: {wire:?}"));
+    let cancels: Vec<&serde_json::Value> = wire
+        .iter()
+        .filter(|m| m["method"] == "notifications/cancelled")
+        .collect();
+    assert_eq!(cancels.len(), 1, "one cancel on the wire: {wire:?}");
+    assert_eq!(
+        cancels[0]["params"]["requestId"], call["id"],
+        "the cancel names the call"
+    );
 }

@@ -26,7 +26,7 @@ async fn next_change(sub: &mut mcp_client::Subscription) -> ServerEvent {
         .expect("the stream is open")
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn modern_lists_are_cached_by_ttl_and_dropped_on_list_changed() {
     let server = FakeServer::new(FakeConfig::modern().cache_hint(60_000, CacheScope::Public));
     let client = Client::builder().connect(server.connector()).await.unwrap();
@@ -63,7 +63,7 @@ async fn modern_lists_are_cached_by_ttl_and_dropped_on_list_changed() {
     assert_eq!(wire_count(&server, "tools/list"), 3);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_zero_ttl_always_refetches() {
     let server = FakeServer::new(FakeConfig::modern().cache_hint(0, CacheScope::Public));
     let client = Client::builder().connect(server.connector()).await.unwrap();
@@ -115,7 +115,7 @@ async fn a_failed_refetch_serves_stale_data_marked_as_such() {
     assert!(client.list_tools(None).await.unwrap_err().is_timeout());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_lists_are_cached_only_where_list_changed_is_advertised() {
     let server = FakeServer::new(FakeConfig::legacy());
     let client = Client::builder().connect(server.connector()).await.unwrap();
@@ -138,7 +138,7 @@ async fn legacy_lists_are_cached_only_where_list_changed_is_advertised() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_subscriber_sees_changes_in_both_eras() {
     for config in [FakeConfig::legacy(), FakeConfig::modern()] {
         let server = FakeServer::new(config);
@@ -175,13 +175,19 @@ async fn a_subscriber_sees_changes_in_both_eras() {
 /// acknowledgement this server never sends.
 #[tokio::test(start_paused = true)]
 async fn a_dropped_listen_stream_is_opened_again() {
-    let server = FnServer::new(|_, r| match r.method.as_str() {
+    const ANSWER_AFTER: Duration = Duration::from_millis(50);
+    let opened = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = opened.clone();
+    let server = FnServer::new(move |_, r| match r.method.as_str() {
         "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
-        "subscriptions/listen" => Reply::Later(
-            Duration::from_millis(50),
-            json!({"resultType": "complete",
+        "subscriptions/listen" => {
+            seen.lock().unwrap().push(tokio::time::Instant::now());
+            Reply::Later(
+                ANSWER_AFTER,
+                json!({"resultType": "complete",
                 "_meta": {"io.modelcontextprotocol/subscriptionId": r.id.to_value()}}),
-        ),
+            )
+        }
         _ => Reply::Err(-32601, "Method not found", None),
     });
     let client = Client::builder()
@@ -190,10 +196,27 @@ async fn a_dropped_listen_stream_is_opened_again() {
         .unwrap();
     let e = client.subscribe(Watch::new().tools()).await.unwrap_err();
     assert!(e.is_timeout(), "{e}");
-    let listens = server
-        .methods()
-        .into_iter()
-        .filter(|(_, m)| m == "subscriptions/listen")
-        .count();
-    assert!(listens >= 3, "opened again after each end: {listens}");
+    let opened = opened.lock().unwrap().clone();
+    assert!(
+        opened.len() >= 4,
+        "opened again after each end: {}",
+        opened.len()
+    );
+    // The pause after each end: the time between two listens, less the
+    // time the server took to end the first. On the paused clock these
+    // are exact to the millisecond.
+    let pauses: Vec<Duration> = opened
+        .windows(2)
+        .map(|w| w[1] - w[0] - ANSWER_AFTER)
+        .collect();
+    assert!(
+        pauses[0] >= Duration::from_millis(100),
+        "no hot loop: {pauses:?}"
+    );
+    for w in pauses.windows(2) {
+        assert!(
+            w[1] >= w[0] * 3 / 2,
+            "each pause grows (at least by half): {pauses:?}"
+        );
+    }
 }

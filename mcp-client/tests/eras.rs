@@ -17,7 +17,7 @@ async fn connect(config: FakeConfig) -> Client {
         .unwrap()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn same_code_in_every_era_in_process() {
     for (config, era, version) in [
         (
@@ -41,7 +41,7 @@ async fn same_code_in_every_era_in_process() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn typed_methods_in_each_era() {
     for config in [FakeConfig::legacy(), FakeConfig::modern()] {
         let client = connect(config).await;
@@ -108,7 +108,7 @@ async fn typed_methods_in_each_era() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn refused_by_capability_before_anything_is_sent() {
     let server = FakeServer::new(FakeConfig::legacy().capabilities(json!({"tools": {}})));
     let client = Client::builder()
@@ -148,7 +148,7 @@ async fn refused_by_capability_before_anything_is_sent() {
     assert_eq!(e.code(), Some(-32601), "{e}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn completion_needs_no_capability_in_2024_11_05() {
     let server = FakeServer::new(
         FakeConfig::legacy()
@@ -197,7 +197,7 @@ async fn connect_legacy(server: &FakeServer) -> Client {
         .unwrap()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn modern_requests_carry_the_envelope_and_legacy_ones_none() {
     let server = FakeServer::new(FakeConfig::dual());
     let modern = Client::builder()

@@ -64,38 +64,46 @@ async fn three_rounds_through_handlers_with_exact_wire_rules() {
         .iter()
         .filter(|r| r.params.as_ref().unwrap()["name"] == "mrtr_multi")
         .collect();
-    assert!(rounds.len() >= 3, "{} rounds", rounds.len());
-    // A new JSON-RPC id each round.
-    let mut ids: Vec<_> = rounds.iter().map(|r| r.id.clone()).collect();
-    ids.dedup();
-    assert_eq!(ids.len(), rounds.len());
-    // No state on the first round; later rounds echo exactly what came.
-    assert!(
-        rounds[0]
-            .params
-            .as_ref()
-            .unwrap()
-            .get("requestState")
-            .is_none()
-    );
-    assert!(
-        rounds[0]
-            .params
-            .as_ref()
-            .unwrap()
-            .get("inputResponses")
-            .is_none()
-    );
-    for r in &rounds[1..] {
-        assert!(r.params.as_ref().unwrap()["requestState"].is_string());
+    // Elicitation, sampling, a state-only round, then the result.
+    assert_eq!(rounds.len(), 4, "{rounds:#?}");
+    // A new JSON-RPC id each round, none reused.
+    let ids: std::collections::HashSet<_> = rounds.iter().map(|r| r.id.clone()).collect();
+    assert_eq!(ids.len(), rounds.len(), "an id was reused: {rounds:#?}");
+    // No state on the first round.
+    let first = rounds[0].params.as_ref().unwrap();
+    assert!(first.get("requestState").is_none(), "{first}");
+    assert!(first.get("inputResponses").is_none(), "{first}");
+    // Each later round echoes, byte for byte, the state the server sent in
+    // its answer to the round before.
+    let sent = server.sent(0);
+    let answer_to = |id: &mcp_protocol::RequestId| -> Value {
+        sent.iter()
+            .find_map(|m| match m {
+                Message::Response(r) if &r.id == id => Some(r.result.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no answer to {id:?}"))
+    };
+    for pair in rounds.windows(2) {
+        let answer = answer_to(&pair[0].id);
+        assert_eq!(answer["resultType"], "input_required", "{answer}");
+        let given = answer["requestState"].as_str().expect("a string state");
+        let echoed = pair[1].params.as_ref().unwrap()["requestState"]
+            .as_str()
+            .expect("the state is echoed as a string");
+        // String equality is byte equality.
+        assert_eq!(echoed, given, "state not echoed exactly");
     }
-    // The server checks the echo byte for byte (it answers -32602
-    // otherwise), so completing proves it; and each progress token is fresh.
+    // No progress token on any round: none was asked for (no reset on
+    // progress and no progress listener).
     let tokens: Vec<Value> = rounds
         .iter()
         .map(|r| r.params.as_ref().unwrap()["_meta"]["progressToken"].clone())
         .collect();
-    assert!(tokens.iter().all(Value::is_null), "no token unless asked");
+    assert!(
+        tokens.iter().all(Value::is_null),
+        "no token unless asked: {tokens:?}"
+    );
     // Nothing leaked into the parallel call.
     let echo_call = calls
         .iter()

@@ -24,6 +24,9 @@ struct Row {
     server: Arc<FnServer>,
     builder: fn() -> ClientBuilder,
     expect: Expect,
+    /// How many `server/discover` requests reach the wire, on all
+    /// connections together.
+    discovers: usize,
 }
 
 /// Lets the fake server's task take in what the client queued.
@@ -48,6 +51,7 @@ fn rows() -> Vec<Row> {
             server: legacy_after(|_| Reply::Ok(discover_result(&["2026-07-28"]))),
             builder: default_builder,
             expect: Expect::Connected(Era::Modern, Reached::Discover, 1),
+            discovers: 1,
         },
         Row {
             name: "-32022 sharing a modern version: modern, discover retried once",
@@ -69,6 +73,7 @@ fn rows() -> Vec<Row> {
             }),
             builder: offers_future_version,
             expect: Expect::Connected(Era::Modern, Reached::DiscoverRetried, 1),
+            discovers: 2,
         },
         Row {
             name: "-32022 listing only legacy versions: legacy",
@@ -81,6 +86,7 @@ fn rows() -> Vec<Row> {
             }),
             builder: default_builder,
             expect: Expect::Connected(Era::Legacy, Reached::LegacyByVersionList, 1),
+            discovers: 1,
         },
         Row {
             name: "-32022 sharing no version: negotiation error naming both lists",
@@ -96,6 +102,7 @@ fn rows() -> Vec<Row> {
                 matches!(k, ErrorKind::Negotiation { client, server }
                     if server == &[ProtocolVersion::new("2099-01-01")] && !client.is_empty())
             }),
+            discovers: 1,
         },
         Row {
             name: "-32020 once: modern, retried",
@@ -111,6 +118,7 @@ fn rows() -> Vec<Row> {
             },
             builder: default_builder,
             expect: Expect::Connected(Era::Modern, Reached::DiscoverRetried, 1),
+            discovers: 2,
         },
         Row {
             name: "-32021 twice: a typed error, not legacy",
@@ -123,6 +131,7 @@ fn rows() -> Vec<Row> {
             }),
             builder: default_builder,
             expect: Expect::Fails(|k| matches!(k, ErrorKind::Server { code: -32021, .. })),
+            discovers: 2,
         },
         Row {
             name: "-32601: legacy, same connection",
@@ -133,6 +142,7 @@ fn rows() -> Vec<Row> {
                 Reached::LegacyAfterProbeError { code: -32601 },
                 1,
             ),
+            discovers: 1,
         },
         Row {
             name: "-32602: legacy, same connection",
@@ -143,6 +153,7 @@ fn rows() -> Vec<Row> {
                 Reached::LegacyAfterProbeError { code: -32602 },
                 1,
             ),
+            discovers: 1,
         },
         Row {
             name: "-32000: legacy, same connection",
@@ -153,18 +164,21 @@ fn rows() -> Vec<Row> {
                 Reached::LegacyAfterProbeError { code: -32000 },
                 1,
             ),
+            discovers: 1,
         },
         Row {
             name: "a success that is no DiscoverResult: legacy",
             server: legacy_after(|_| Reply::Ok(json!({}))),
             builder: default_builder,
             expect: Expect::Connected(Era::Legacy, Reached::LegacyAfterInvalidDiscover, 1),
+            discovers: 1,
         },
         Row {
             name: "silence until the probe timer ends: legacy, same connection",
             server: legacy_after(|_| Reply::Silent),
             builder: default_builder,
             expect: Expect::Connected(Era::Legacy, Reached::LegacyAfterSilence, 1),
+            discovers: 1,
         },
         Row {
             name: "the server dies on the probe: legacy on a new connection",
@@ -177,6 +191,7 @@ fn rows() -> Vec<Row> {
             }),
             builder: default_builder,
             expect: Expect::Connected(Era::Legacy, Reached::LegacyAfterServerDied, 2),
+            discovers: 1,
         },
         Row {
             name: "initialize gets -32022 after a silent probe: modern after all",
@@ -201,18 +216,21 @@ fn rows() -> Vec<Row> {
             }),
             builder: default_builder,
             expect: Expect::Connected(Era::Modern, Reached::ModernAfterInitializeRejected, 1),
+            discovers: 2,
         },
         Row {
             name: "pinned legacy: no probe",
             server: legacy_after(|_| Reply::Die("probed!")),
             builder: || Client::builder().era(EraMode::Legacy),
             expect: Expect::Connected(Era::Legacy, Reached::PinnedLegacy, 1),
+            discovers: 0,
         },
         Row {
             name: "pinned modern: one discover for the capabilities",
             server: legacy_after(|_| Reply::Ok(discover_result(&["2026-07-28"]))),
             builder: || Client::builder().era(EraMode::Modern),
             expect: Expect::Connected(Era::Modern, Reached::PinnedModern, 1),
+            discovers: 1,
         },
     ]
 }
@@ -224,22 +242,30 @@ async fn probe_table() {
         let outcome = (row.builder)()
             .connect(FnConnector(row.server.clone()))
             .await;
-        let ok = match (&row.expect, &outcome) {
-            (Expect::Connected(era, reached, conns), Ok(client)) => {
-                let v = client.verdict();
-                v.era == *era && v.reached == *reached && row.server.connections() == *conns
-            }
-            (Expect::Fails(check), Err(e)) => check(e.kind()),
-            _ => false,
-        };
+        settle().await;
+        let discovers = row
+            .server
+            .methods()
+            .iter()
+            .filter(|(_, m)| m == "server/discover")
+            .count();
+        let ok = discovers == row.discovers
+            && match (&row.expect, &outcome) {
+                (Expect::Connected(era, reached, conns), Ok(client)) => {
+                    let v = client.verdict();
+                    v.era == *era && v.reached == *reached && row.server.connections() == *conns
+                }
+                (Expect::Fails(check), Err(e)) => check(e.kind()),
+                _ => false,
+            };
         let seen = match &outcome {
             Ok(c) => format!(
-                "{:?} via {:?}, {} connection(s)",
+                "{:?} via {:?}, {} connection(s), {discovers} discover(s)",
                 c.era(),
                 c.verdict().reached,
                 row.server.connections()
             ),
-            Err(e) => format!("error: {e}"),
+            Err(e) => format!("error: {e}, {discovers} discover(s)"),
         };
         println!("{:<70} {}", row.name, if ok { "ok" } else { "FAILED" });
         if !ok {

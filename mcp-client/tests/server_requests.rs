@@ -35,7 +35,7 @@ fn the_client_is_clone_send_sync() {
     assert::<Client>();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn ping_roots_and_undeclared_requests() {
     let script = legacy_script(|s| {
         s.send_request(server_request(1, "ping", json!({})))
@@ -72,7 +72,7 @@ async fn ping_roots_and_undeclared_requests() {
     connector.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn unassociated_elicitation_can_be_refused_with_invalid_params() {
     let script = legacy_script(|s| {
         s.send_request(server_request(
@@ -96,7 +96,7 @@ async fn unassociated_elicitation_can_be_refused_with_invalid_params() {
     connector.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn url_elicitation_extras_reach_the_user_typed() {
     let script = legacy_script(|s| {
         s.expect_request("tools/call")
@@ -147,7 +147,7 @@ async fn url_elicitation_extras_reach_the_user_typed() {
     connector.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn log_messages_and_unknown_notifications_reach_the_user() {
     let script = legacy_script(|s| {
         s.send_notification(

@@ -4,6 +4,7 @@
 mod common;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::{FnConnector, FnServer, Reply, discover_result};
@@ -82,17 +83,67 @@ async fn structured_content_is_checked_against_the_output_schema() {
     );
 }
 
+/// The schema both `$ref` targets hold: it requires `n`, which the tool's
+/// result lacks, so a validator that loaded either target would reject it.
+const REF_TARGET: &str = r#"{"type": "object", "required": ["n"]}"#;
+
+/// A loopback HTTP server that counts the connections it accepts and
+/// answers each with [`REF_TARGET`].
+struct RecordingServer {
+    url: String,
+    connections: Arc<AtomicUsize>,
+}
+
+impl RecordingServer {
+    fn start() -> Self {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/schema.json", listener.local_addr().unwrap());
+        let connections = Arc::new(AtomicUsize::new(0));
+        let count = connections.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                count.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n{REF_TARGET}",
+                    REF_TARGET.len()
+                );
+            }
+        });
+        RecordingServer { url, connections }
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+}
+
 #[tokio::test]
 async fn schema_refs_are_never_fetched() {
-    // A listener that would see any attempt to fetch the remote schema.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let remote = format!("http://127.0.0.1:{port}/schema.json");
+    // Both targets are reachable and hold a schema the result fails, so a
+    // client that fetched either would reject the call; the listener also
+    // counts any connection.
+    let http = RecordingServer::start();
+    let file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("tool-schema-ref.json");
+    std::fs::write(&file, REF_TARGET).unwrap();
+    let file_url = format!("file://{}", file.display());
     let tools = json!([
-        {"name": "remote", "inputSchema": {"type": "object", "properties": {"a": {"$ref": remote}}},
-         "outputSchema": {"$ref": remote}},
+        {"name": "remote", "inputSchema": {"type": "object", "properties": {"a": {"$ref": http.url}}},
+         "outputSchema": {"$ref": http.url}},
         {"name": "local_file", "inputSchema": {"type": "object"},
-         "outputSchema": {"$ref": "file:///etc/passwd"}},
+         "outputSchema": {"$ref": file_url}},
     ]);
     let s = server(
         tools,
@@ -103,10 +154,22 @@ async fn schema_refs_are_never_fetched() {
     assert_eq!(listed.len(), 2, "tools with refs are listed, untouched");
     // The results cannot be validated (the refs are not resolved), so the
     // calls succeed rather than fail on an uncompilable schema.
-    client.call_tool("remote", Value::Null).await.unwrap();
-    client.call_tool("local_file", Value::Null).await.unwrap();
-    let accepted = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
-    assert!(accepted.is_err(), "nothing tried to fetch the schema");
+    client
+        .call_tool("remote", Value::Null)
+        .await
+        .expect("the remote schema was not loaded");
+    client
+        .call_tool("local_file", Value::Null)
+        .await
+        .expect("the file schema was not loaded");
+    // Schemas compile synchronously in the calls above: any fetch has
+    // connected by now.
+    assert_eq!(
+        http.connections(),
+        0,
+        "the client connected to {}",
+        http.url
+    );
 }
 
 #[tokio::test]

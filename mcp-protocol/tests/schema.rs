@@ -136,12 +136,62 @@ fn form_schema() -> ElicitationSchema {
     s
 }
 
+/// A loopback HTTP server that counts the connections it accepts and
+/// answers each with a valid schema, so a validator that fetched from it
+/// would compile.
+struct RecordingServer {
+    url: String,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl RecordingServer {
+    fn start() -> Self {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/schema.json", listener.local_addr().unwrap());
+        let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = connections.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                count.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body = r#"{"type": "string"}"#;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        RecordingServer { url, connections }
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 #[test]
 fn no_remote_or_file_refs_are_fetched() {
-    for target in [
-        "https://example.invalid/schema.json",
-        "file:///etc/hostname",
-    ] {
+    // Both targets are reachable and hold a valid schema, so a validator
+    // that retrieved either would compile: an error here means it did not
+    // load the document, and the listener shows it never even connected.
+    let server = RecordingServer::start();
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("schema-ref-target.json");
+    std::fs::write(&file, r#"{"type": "string"}"#).unwrap();
+    let file_url = format!("file://{}", file.display());
+    for target in [server.url.as_str(), file_url.as_str()] {
         let schema =
             json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": target});
         assert!(
@@ -149,6 +199,21 @@ fn no_remote_or_file_refs_are_fetched() {
             "{target} was resolved: jsonschema can retrieve documents"
         );
     }
+    assert_eq!(
+        server.connections(),
+        0,
+        "the validator connected to {}",
+        server.url
+    );
+
+    // The listener is live: a connection of our own is counted (its
+    // thread takes microseconds to count it; 10 s is for a busy machine).
+    drop(std::net::TcpStream::connect(server.url[7..].split('/').next().unwrap()).unwrap());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while server.connections() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(server.connections(), 1, "the listener records connections");
 }
 
 #[test]

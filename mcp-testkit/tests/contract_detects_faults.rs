@@ -175,7 +175,7 @@ impl Transport for Faulty {
                 });
             }
             Fault::IgnoresRequestListeners => options.listener = None,
-            Fault::TableOf256 if self.engine.correlator().pending_count() >= 256 => {
+            Fault::TableOf256 if self.engine.pending_count() >= 256 => {
                 return Box::pin(std::future::ready(Err(TransportError::Closed)));
             }
             _ => {}

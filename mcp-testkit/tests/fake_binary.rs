@@ -47,6 +47,8 @@ impl Server {
         stdin.flush().unwrap();
     }
 
+    /// The next message. A line answered in milliseconds is given 10 s:
+    /// room for a process on a busy machine.
     fn next(&self) -> Value {
         self.lines
             .recv_timeout(Duration::from_secs(10))
@@ -235,9 +237,24 @@ fn knob_flags_on_answers() {
     assert_eq!(server.next()["id"], 3);
     assert_eq!(server.next()["id"], 3);
     assert!(started.elapsed() >= Duration::from_millis(200));
-    let mut server = Server::start(&["--knob", "wrong-id", "--knob", "never-answer=tools/list"]);
+    let mut server = Server::start(&["--knob", "wrong-id"]);
     server.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
     assert_eq!(server.next()["id"], 1_000_003);
+
+    // Only the method named goes unanswered.
+    let mut server = Server::start(&["--era", "legacy", "--knob", "never-answer=tools/list"]);
+    legacy_exchange(&mut server, "2025-11-25");
+    server.send(json!({"jsonrpc": "2.0", "id": 10, "method": "tools/list"}));
+    server.send(json!({"jsonrpc": "2.0", "id": 11, "method": "ping"}));
+    let first = server.next();
+    assert_eq!(
+        first["id"], 11,
+        "the ping is answered, tools/list is not: {first}"
+    );
+    // Requests are answered in order, so a tools/list answer would have
+    // come first; the wait only gives a late one a chance to show.
+    let late = server.lines.recv_timeout(Duration::from_millis(300));
+    assert!(late.is_err(), "tools/list was answered: {late:?}");
 }
 
 #[test]

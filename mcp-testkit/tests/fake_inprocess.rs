@@ -33,7 +33,7 @@ async fn handshake(transport: &Arc<dyn Transport>, caps: Value) -> Value {
     result
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn dying_on_the_probe_is_server_gone_and_the_connector_starts_afresh() {
     let server = FakeServer::new(FakeConfig::legacy().knob(Knob::ExitOnRequestBeforeInitialize));
     let connector = server.connector();
@@ -72,7 +72,7 @@ async fn dying_on_the_probe_is_server_gone_and_the_connector_starts_afresh() {
     assert_eq!(sent[1].method(), Some("notifications/initialized"));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_elicitation_goes_through_the_server_request_handler() {
     let server = FakeServer::new(FakeConfig::legacy());
     let handler = Arc::new(
@@ -96,7 +96,28 @@ async fn legacy_elicitation_goes_through_the_server_request_handler() {
     assert_eq!(answers["answer"]["content"]["name"], "ada");
 }
 
-#[tokio::test]
+/// The progress notifications for `token` the server sent, and whether it
+/// answered request `id`.
+fn sent_for(server: &FakeServer, token: i64, id: i64) -> (usize, bool) {
+    let sent = server.sent(0);
+    let progress = sent
+        .iter()
+        .filter(|m| {
+            matches!(m, Message::Notification(n) if n.method == "notifications/progress"
+                && n.params.as_ref().unwrap()["progressToken"] == token)
+        })
+        .count();
+    let answered = sent.iter().any(|m| match m {
+        Message::Response(r) => r.id == id.into(),
+        Message::Error(e) => e.id == Some(id.into()),
+        _ => false,
+    });
+    (progress, answered)
+}
+
+// On the paused clock: the slow tool's steps are timers, so "the work
+// would have finished by now" is exact.
+#[tokio::test(start_paused = true)]
 async fn modern_progress_reaches_the_request_listener_and_a_drop_cancels() {
     let server = FakeServer::new(FakeConfig::modern());
     let transport = server.connect(ConnectionHandlers::discard());
@@ -115,22 +136,40 @@ async fn modern_progress_reaches_the_request_listener_and_a_drop_cancels() {
     let first = progress.next().await.unwrap();
     assert_eq!(first.params.unwrap()["progress"], 1);
 
-    // A dropped request is cancelled on the wire, and the fake stops it.
-    let params = json!({"name": "slow", "arguments": {"steps": 100, "delayMs": 10}, "_meta": modern_meta(json!({}))});
+    // A dropped request is cancelled on the wire, and the fake stops it:
+    // no progress after the cancel, and no answer even once all 100 steps
+    // (1 s) would have run.
+    let mut meta = modern_meta(json!({}));
+    meta["progressToken"] = json!(4);
+    let params = json!({"name": "slow", "arguments": {"steps": 100, "delayMs": 10}, "_meta": meta});
     let pending = transport.request(
         Request::new(4, "tools/call", Some(params)),
         RequestOptions::new(),
     );
-    let _ = tokio::time::timeout(Duration::from_millis(30), pending).await;
-    tokio::time::sleep(Duration::from_millis(30)).await;
-    let cancelled = server
+    let _ = tokio::time::timeout(Duration::from_millis(35), pending).await;
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let cancels: Vec<Value> = server
         .received(0)
         .into_iter()
-        .any(|m| matches!(&m, Message::Notification(n) if n.method == "notifications/cancelled"));
-    assert!(cancelled);
+        .filter_map(|m| match m {
+            Message::Notification(n) if n.method == "notifications/cancelled" => n.params,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cancels.len(), 1, "{cancels:?}");
+    assert_eq!(cancels[0]["requestId"], 4);
+    let (before, answered) = sent_for(&server, 4, 4);
+    assert!(
+        before >= 1 && !answered,
+        "{before} steps ran before the cancel"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (after, answered) = sent_for(&server, 4, 4);
+    assert_eq!(after, before, "progress after the cancel");
+    assert!(!answered, "the cancelled call was answered");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn late_and_never_answers_are_timeouts_for_the_client() {
     let config = FakeConfig::legacy()
         .knob(Knob::AnswerLate(
@@ -161,7 +200,7 @@ async fn late_and_never_answers_are_timeouts_for_the_client() {
     assert!(matches!(error, TransportError::Timeout { .. }), "{error:?}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn unsolicited_list_changed_reaches_the_connection_listener() {
     let server = FakeServer::new(FakeConfig::legacy().knob(Knob::UnsolicitedAfterInitialized));
     let (listener, mut notes) = Listener::channel(16);

@@ -3,17 +3,18 @@
 
 mod fake_common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fake_common::{Wire, code, meta, modern_params};
 use mcp_testkit::fake::{DiscoverAnswer, Ending, FakeConfig, Knob, Methods};
 use serde_json::json;
+use tokio::time::Instant;
 
 fn discover() -> serde_json::Value {
     json!({"_meta": meta(json!({}))})
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn dual_decides_per_connection() {
     // Modern first, then initialize: still allowed, and legacy from then on.
     let mut wire = Wire::start(FakeConfig::dual());
@@ -38,7 +39,7 @@ async fn dual_decides_per_connection() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn fix_era_at_first_message_refuses_initialize_after_discover() {
     let mut wire = Wire::start(FakeConfig::dual().knob(Knob::FixEraAtFirstMessage));
     wire.call(json!(1), "server/discover", discover()).await;
@@ -54,7 +55,7 @@ async fn fix_era_at_first_message_refuses_initialize_after_discover() {
     assert_eq!(init["error"]["data"]["supported"], json!(["2026-07-28"]));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn discover_answers_of_real_legacy_servers() {
     for (answer, expected) in [
         (DiscoverAnswer::MethodNotFound, Some(-32601)),
@@ -79,7 +80,7 @@ async fn discover_answers_of_real_legacy_servers() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn exit_on_a_request_before_initialize() {
     let mut wire = Wire::start(FakeConfig::legacy().knob(Knob::ExitOnRequestBeforeInitialize));
     wire.send(
@@ -102,7 +103,7 @@ async fn exit_on_a_request_before_initialize() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn never_answer_one_method() {
     let knob = Knob::NeverAnswer(Methods::Named("tools/call".into()));
     let mut wire = Wire::start(FakeConfig::legacy().knob(knob));
@@ -116,7 +117,7 @@ async fn never_answer_one_method() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn answer_late() {
     let knob = Knob::AnswerLate(Methods::Named("ping".into()), Duration::from_millis(300));
     let mut wire = Wire::start(FakeConfig::legacy().knob(knob));
@@ -125,7 +126,7 @@ async fn answer_late() {
     assert!(start.elapsed() >= Duration::from_millis(300));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn answer_twice_and_with_a_wrong_id() {
     let mut wire = Wire::start(FakeConfig::legacy().knob(Knob::AnswerTwice(Methods::All)));
     wire.send(json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
@@ -143,7 +144,7 @@ async fn answer_twice_and_with_a_wrong_id() {
     assert_eq!(wire.next().await["id"], "s-wrong");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn unsolicited_messages_right_after_initialized() {
     let mut wire = Wire::start(FakeConfig::legacy().knob(Knob::UnsolicitedAfterInitialized));
     wire.handshake("2025-11-25", json!({})).await;
@@ -155,7 +156,7 @@ async fn unsolicited_messages_right_after_initialized() {
     assert_eq!(methods, ["notifications/tools/list_changed", "roots/list"]);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn progress_after_cancel() {
     let mut wire = Wire::start(FakeConfig::modern().knob(Knob::ProgressAfterCancel));
     let mut params = modern_params(
@@ -179,10 +180,35 @@ async fn progress_after_cancel() {
     assert_eq!(last, 6, "progress went on to the end");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn never_read_input() {
+    // Four times what the pipe holds: it all goes through only if the
+    // server reads. Answers or not is another matter.
+    let pings: Vec<u8> = (0..10_000)
+        .flat_map(|i| {
+            let mut line = json!({"jsonrpc": "2.0", "id": i, "method": "ping"})
+                .to_string()
+                .into_bytes();
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    assert!(pings.len() > 4 * (1 << 16), "{} bytes", pings.len());
+
     let mut wire = Wire::start(FakeConfig::legacy().knob(Knob::NeverReadInput));
-    wire.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
-        .await;
+    // On the paused clock the wait ends only once nothing else can run: the
+    // server had every chance to read.
+    assert!(
+        !wire.send_raw_within(&pings, 300).await,
+        "the server read its input"
+    );
+    wire.assert_silent(200).await;
+
+    // A server that reads but never answers takes all of it.
+    let mut wire = Wire::start(FakeConfig::legacy().knob(Knob::NeverAnswer(Methods::All)));
+    assert!(
+        wire.send_raw_within(&pings, 20_000).await,
+        "a reading server takes the input"
+    );
     wire.assert_silent(200).await;
 }

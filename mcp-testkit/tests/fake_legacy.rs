@@ -6,7 +6,7 @@ use fake_common::{Wire, code, text};
 use mcp_testkit::fake::FakeConfig;
 use serde_json::{Value, json};
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn handshake_echoes_or_counter_offers_and_gates_requests() {
     let mut wire = Wire::start(FakeConfig::legacy());
     // Before initialize: refused, except ping.
@@ -57,7 +57,7 @@ async fn handshake_echoes_or_counter_offers_and_gates_requests() {
     assert_eq!(code(&again), -32600);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_unknown_version_gets_the_newest_offered() {
     let mut wire = Wire::start(FakeConfig::legacy().versions(["2025-03-26", "2025-06-18"]));
     let result = wire.handshake("1900-01-01", json!({})).await;
@@ -67,7 +67,7 @@ async fn an_unknown_version_gets_the_newest_offered() {
     assert_eq!(code(&missing), -32602);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn discover_and_unknown_methods_get_method_not_found() {
     let mut wire = Wire::start(FakeConfig::legacy());
     let discover = wire.call(json!("d"), "server/discover", json!({})).await;
@@ -83,7 +83,7 @@ async fn discover_and_unknown_methods_get_method_not_found() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn tools_echo_structured_fail_and_bad_calls() {
     let mut wire = Wire::start(FakeConfig::legacy());
     wire.handshake("2025-11-25", json!({})).await;
@@ -124,7 +124,7 @@ async fn tools_echo_structured_fail_and_bad_calls() {
     assert_eq!(code(&bad), -32602);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn elicit_and_sample_ask_the_client_with_requests() {
     let mut wire = Wire::start(FakeConfig::legacy());
     wire.handshake("2025-11-25", json!({"elicitation": {}, "sampling": {}}))
@@ -158,7 +158,7 @@ async fn elicit_and_sample_ask_the_client_with_requests() {
     assert_eq!(wire.answer_to(&json!(11)).await["result"]["isError"], true);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_tool_needing_an_undeclared_capability_is_a_tool_error() {
     let mut wire = Wire::start(FakeConfig::legacy());
     wire.handshake("2025-11-25", json!({})).await;
@@ -169,7 +169,7 @@ async fn a_tool_needing_an_undeclared_capability_is_a_tool_error() {
     assert!(text(&answer).contains("elicitation"));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn lists_page_by_cursor() {
     let mut wire = Wire::start(FakeConfig::legacy().page_size(2));
     wire.handshake("2025-11-25", json!({})).await;
@@ -205,7 +205,7 @@ async fn lists_page_by_cursor() {
     assert_eq!(code(&bad), -32602);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn resources_read_subscribe_and_change() {
     let mut wire = Wire::start(FakeConfig::legacy());
     wire.handshake("2025-11-25", json!({})).await;
@@ -276,7 +276,7 @@ async fn resources_read_subscribe_and_change() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn logging_follows_set_level() {
     let mut wire = Wire::start(FakeConfig::legacy());
     wire.handshake("2025-11-25", json!({})).await;
@@ -300,7 +300,7 @@ async fn logging_follows_set_level() {
     assert_eq!(messages[0]["params"]["data"], "m");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn progress_then_cancel_stops_the_tool() {
     let mut wire = Wire::start(FakeConfig::legacy());
     wire.handshake("2025-11-25", json!({})).await;
@@ -329,7 +329,7 @@ async fn progress_then_cancel_stops_the_tool() {
     wire.assert_silent(300).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn prompts_and_completion() {
     let mut wire = Wire::start(FakeConfig::legacy());
     wire.handshake("2025-11-25", json!({})).await;
@@ -360,7 +360,7 @@ async fn prompts_and_completion() {
     assert_eq!(complete["result"]["completion"]["values"], json!(["42"]));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn malformed_lines_get_json_rpc_errors_and_eof_ends_serving() {
     let mut wire = Wire::start(FakeConfig::legacy());
     wire.send_raw(b"this is not json\n").await;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 const SUB: &str = "io.modelcontextprotocol/subscriptionId";
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn discover_has_every_member_the_spec_lists() {
     let mut wire = Wire::start(FakeConfig::modern());
     let answer = wire
@@ -31,7 +31,7 @@ async fn discover_has_every_member_the_spec_lists() {
     assert_eq!(result["cacheScope"], "public");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn meta_is_checked_on_every_request() {
     let mut wire = Wire::start(FakeConfig::modern());
     let none = wire.call(json!(1), "tools/list", json!({})).await;
@@ -64,7 +64,7 @@ async fn meta_is_checked_on_every_request() {
     assert_eq!(ok["result"]["resultType"], "complete");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn dual_lists_every_supported_version_in_32022() {
     let mut wire = Wire::start(FakeConfig::dual().versions(["2026-07-28", "2025-11-25"]));
     let mut old = meta(json!({}));
@@ -78,7 +78,7 @@ async fn dual_lists_every_supported_version_in_32022() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn legacy_only_methods_are_not_found_and_initialize_gets_32022() {
     let mut wire = Wire::start(FakeConfig::modern());
     let m = || json!({"_meta": meta(json!({}))});
@@ -105,7 +105,7 @@ async fn legacy_only_methods_are_not_found_and_initialize_gets_32022() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn lists_carry_result_type_cache_hints_and_cursors() {
     let config = FakeConfig::modern()
         .page_size(3)
@@ -182,7 +182,7 @@ async fn lists_carry_result_type_cache_hints_and_cursors() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_tool_needing_an_undeclared_capability_gets_32021() {
     let mut wire = Wire::start(FakeConfig::modern());
     let answer = wire
@@ -210,7 +210,7 @@ async fn a_tool_needing_an_undeclared_capability_gets_32021() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn mrtr_multi_runs_three_rounds_and_checks_the_echo() {
     let caps = json!({"elicitation": {}, "sampling": {}});
     let mut wire = Wire::start(FakeConfig::modern());
@@ -308,7 +308,7 @@ async fn mrtr_multi_runs_three_rounds_and_checks_the_echo() {
     assert_eq!(answers, json!({"login": login, "capital": capital}));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn listen_acknowledges_then_tags_notifications_and_ends_on_cancel() {
     let mut wire = Wire::start(FakeConfig::modern());
     let filter = json!({"toolsListChanged": true, "promptsListChanged": true, "resourceSubscriptions": ["fake://counter"]});
@@ -357,7 +357,7 @@ async fn listen_acknowledges_then_tags_notifications_and_ends_on_cancel() {
     assert!(wire.seen.is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn log_level_in_meta_opts_in_to_log_messages() {
     let mut wire = Wire::start(FakeConfig::modern());
     let log = json!({"name": "log", "arguments": {"level": "warning", "message": "careful"}});
@@ -376,7 +376,7 @@ async fn log_level_in_meta_opts_in_to_log_messages() {
     assert_eq!(messages[0]["params"]["data"], "careful");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn progress_and_cancel() {
     let mut wire = Wire::start(FakeConfig::modern());
     let mut params = modern_params(

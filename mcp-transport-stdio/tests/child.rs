@@ -1,6 +1,13 @@
 //! The child-process transport against a real, misbehaving server process
 //! (`src/bin/misbehave.rs`). Bounds are generous (real processes on a
 //! loaded machine); the figures measured are printed (`--nocapture`).
+//!
+//! What each bound allows for: what it measures takes milliseconds on an
+//! idle machine, and a busy 2-core machine can leave a process unscheduled
+//! for a second or more, so "at once" is [`AT_ONCE`] (5 s); that still tells
+//! "noticed" from "never noticed" (the requests' own timeouts are 10 s, a
+//! hang is forever). Tests whose server must leave on EOF before any signal
+//! give it [`EOF_GRACE`] (10 s), not the 300 ms the signal tests use.
 #![cfg(unix)]
 
 use std::sync::Arc;
@@ -18,12 +25,22 @@ use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-stdio-misbehave");
 const GRACE: Duration = Duration::from_millis(300);
+/// How long something that happens "at once" may take on a busy machine.
+const AT_ONCE: Duration = Duration::from_secs(5);
+/// The grace before SIGTERM for servers that exit on EOF: so long that a
+/// busy machine cannot make the signal win the race.
+const EOF_GRACE: Duration = Duration::from_secs(10);
 
 fn server() -> StdioCommand {
     StdioCommand::new(BIN)
         .name("misbehave")
         .close_grace(GRACE)
         .term_grace(GRACE)
+}
+
+/// The server, with [`EOF_GRACE`] before any signal.
+fn patient_server() -> StdioCommand {
+    server().close_grace(EOF_GRACE)
 }
 
 /// A child whose transport events the test reads.
@@ -46,7 +63,7 @@ async fn call(
 }
 
 async fn next_event(events: &mut ListenerStream<TransportEvent>) -> TransportEvent {
-    tokio::time::timeout(Duration::from_secs(5), events.next())
+    tokio::time::timeout(AT_ONCE, events.next())
         .await
         .expect("an event in time")
         .expect("the listener is open")
@@ -109,7 +126,7 @@ async fn assert_grandchild_gone(pid: u32) -> Duration {
                 assert_ne!(ppid, me, "a zombie grandchild of ours");
             }
             Some((state, _)) => assert!(
-                start.elapsed() < Duration::from_secs(1),
+                start.elapsed() < AT_ONCE,
                 "the grandchild {pid} still runs (state {state})"
             ),
         }
@@ -131,7 +148,7 @@ async fn read_pid_file(path: &std::path::Path) -> u32 {
         {
             return pid;
         }
-        assert!(start.elapsed() < Duration::from_secs(5), "no pid file");
+        assert!(start.elapsed() < AT_ONCE, "no pid file");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -146,7 +163,7 @@ fn temp_file(name: &str) -> std::path::PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn echoes_and_closes_on_eof() {
-    let (t, _events) = spawn(&server());
+    let (t, _events) = spawn(&patient_server());
     let pid = t.pid().unwrap();
     let r = call(&t, 1, "tools/list", json!({"a": 1})).await.unwrap();
     assert_eq!(r["echo"], json!({"a": 1}));
@@ -155,7 +172,7 @@ async fn echoes_and_closes_on_eof() {
     t.close().await;
     let took = start.elapsed();
     println!("close of a well-behaved server (exits on EOF): {took:?}");
-    assert!(took < GRACE, "it exits on EOF, before any signal");
+    assert!(took < EOF_GRACE, "it exits on EOF, before any signal");
     assert_eq!(t.exit_status().and_then(|e| e.code), Some(0));
     assert!(!t.is_alive());
     assert!(t.stderr_tail().contains("stdin ended"));
@@ -352,7 +369,7 @@ async fn a_server_dying_mid_request_fails_every_pending_request() {
     let took = start.elapsed();
     let hanging = hanging.await;
     println!("a request whose server exits (code 3) mid-request failed in {took:?}");
-    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(took < AT_ONCE, "took {took:?}");
     for r in [dying, hanging] {
         match r {
             Err(TransportError::ServerGone(info)) => {
@@ -385,7 +402,7 @@ async fn a_server_killed_by_a_signal_is_noticed_at_once() {
     let r = pending.await;
     let took = start.elapsed();
     println!("a pending request failed {took:?} after its server was SIGKILLed");
-    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(took < AT_ONCE, "took {took:?}");
     match r {
         Err(TransportError::ServerGone(info)) => {
             assert_eq!(info.exit.and_then(|e| e.signal), Some(libc::SIGKILL));
@@ -407,7 +424,7 @@ async fn a_server_closing_its_stdout_is_gone_though_it_runs() {
     let r = call(&t, 2, "close_stdout", json!({})).await;
     let took = start.elapsed();
     println!("a request whose server closed its stdout (and runs on) failed in {took:?}");
-    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(took < AT_ONCE, "took {took:?}");
     for r in [r, pending.await] {
         match r {
             Err(TransportError::ServerGone(info)) => {
@@ -450,13 +467,13 @@ async fn a_server_that_never_reads_stdin_never_hangs_us() {
     let took = start.elapsed();
     println!("a request to a server that never reads timed out after {took:?} (timeout 300 ms)");
     assert!(matches!(r, Err(TransportError::Timeout { .. })), "{r:?}");
-    assert!(took < Duration::from_secs(1));
+    assert!(took < Duration::from_millis(300) + AT_ONCE, "took {took:?}");
     let start = Instant::now();
     t.close().await;
     let took = start.elapsed();
     println!("close of a server that never reads took {took:?} (grace {GRACE:?}, then SIGTERM)");
     // EOF cannot reach it; SIGTERM does.
-    assert!(took < 2 * GRACE + Duration::from_secs(1), "took {took:?}");
+    assert!(took < 2 * GRACE + AT_ONCE, "took {took:?}");
     assert_eq!(t.exit_status().and_then(|e| e.signal), Some(libc::SIGTERM));
     for f in stuck {
         assert_eq!(f.await, Err(TransportError::Closed));
@@ -482,7 +499,7 @@ async fn close_kills_a_server_ignoring_eof_and_sigterm_with_its_grandchild() {
         "close of a server ignoring EOF and SIGTERM took {took:?} (graces {GRACE:?} + {GRACE:?})"
     );
     assert!(took >= 2 * GRACE, "SIGKILL came early: {took:?}");
-    assert!(took < 2 * GRACE + Duration::from_secs(1), "took {took:?}");
+    assert!(took < 2 * GRACE + AT_ONCE, "took {took:?}");
     assert_eq!(t.exit_status().and_then(|e| e.signal), Some(libc::SIGKILL));
     assert_reaped(pid);
     let reaped = assert_grandchild_gone(grandchild).await;
@@ -494,7 +511,7 @@ async fn a_grandchild_outliving_its_parent_is_killed() {
     // The server exits on EOF at once, but its grandchild would run on
     // (like the real server behind a wrapper that died).
     let pid_file = temp_file("orphan-grandchild");
-    let (t, _events) = spawn(&server().arg("--grandchild").arg(&pid_file));
+    let (t, _events) = spawn(&patient_server().arg("--grandchild").arg(&pid_file));
     let pid = t.pid().unwrap();
     let grandchild = read_pid_file(&pid_file).await;
     assert!(call(&t, 1, "echo", json!(1)).await.is_ok());
@@ -502,7 +519,7 @@ async fn a_grandchild_outliving_its_parent_is_killed() {
     t.close().await;
     let took = start.elapsed();
     println!("close of a server exiting on EOF, leaving a grandchild, took {took:?}");
-    assert!(took < GRACE, "no signal was needed for the server");
+    assert!(took < EOF_GRACE, "no signal was needed for the server");
     assert_eq!(t.exit_status().and_then(|e| e.code), Some(0));
     assert_reaped(pid);
     assert_grandchild_gone(grandchild).await;
@@ -532,7 +549,7 @@ async fn drop_without_close_kills_the_group() {
     drop(t);
     let took = start.elapsed();
     println!("drop (SIGKILL to the group) took {took:?}");
-    assert!(took < Duration::from_secs(1));
+    assert!(took < AT_ONCE, "took {took:?}");
     assert_eq!(pending.await, Err(TransportError::Closed));
     let reaped = wait_reaped(pid).await;
     println!("the server was reaped {reaped:?} after drop returned");

@@ -1,7 +1,8 @@
 //! The stream transport over an in-memory duplex, with the test playing
-//! the server line by line.
+//! the server line by line, on tokio's paused clock (nothing here does real
+//! I/O), so timeouts and bounds are exact whatever the machine's load.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::StreamExt;
 use mcp_protocol::{Notification, Request};
@@ -14,6 +15,7 @@ use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
 };
+use tokio::time::Instant;
 
 struct Peer {
     lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
@@ -65,7 +67,7 @@ async fn next_event(events: &mut Events) -> TransportEvent {
         .expect("open")
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn bad_lines_cost_only_themselves() {
     let (t, mut events, mut peer) = setup(200, 1 << 16);
     let f1 = t.request(Request::new(1, "a", None), RequestOptions::new());
@@ -121,7 +123,7 @@ async fn bad_lines_cost_only_themselves() {
     assert!(t.is_alive());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_stream_ending_fails_pending_requests() {
     let (t, _events, mut peer) = setup(1 << 20, 1 << 16);
     let f = t.request(Request::new(1, "a", None), RequestOptions::new());
@@ -139,7 +141,7 @@ async fn the_stream_ending_fails_pending_requests() {
     ));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_peer_that_never_reads_never_blocks_us() {
     // A tiny buffer nobody reads: the writer blocks on the first request.
     let (t, _events, _peer) = setup(1 << 20, 64);
@@ -163,7 +165,7 @@ async fn a_peer_that_never_reads_never_blocks_us() {
     assert!(!t.is_alive());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn order_and_wire_cancels() {
     let (t, _events, mut peer) = setup(1 << 20, 1 << 16);
     t.notify(Notification::new("notifications/initialized", None))
@@ -186,7 +188,7 @@ async fn order_and_wire_cancels() {
     assert_eq!(f.await.unwrap()["ok"], true);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn server_requests_without_a_handler_get_method_not_found() {
     let (_t, _events, mut peer) = setup(1 << 20, 1 << 16);
     peer.write(br#"{"jsonrpc":"2.0","id":"s1","method":"roots/list"}"#)

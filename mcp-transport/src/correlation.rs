@@ -230,7 +230,7 @@ impl std::fmt::Debug for Correlator {
 
 /// Keeps base timers paused while it lives; see [`Correlator::pause_timers`].
 #[must_use = "timers resume when this is dropped"]
-pub(crate) struct TimerPause {
+pub struct TimerPause {
     correlator: Correlator,
 }
 

@@ -87,6 +87,15 @@ impl Engine {
         (engine, rx)
     }
 
+    /// Holds every pending request's base timer still until the guard is
+    /// dropped (hard maximums keep running). The engine does this itself
+    /// while it runs a server-request handler, since a person may be
+    /// typing the answer; a transport that handles such requests its own
+    /// way holds one too.
+    pub fn pause_timers(&self) -> crate::TimerPause {
+        self.inner.correlator.pause_timers()
+    }
+
     /// How many requests are waiting for their answer (a connection that
     /// leaks none returns to zero).
     pub fn pending_count(&self) -> usize {

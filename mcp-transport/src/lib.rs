@@ -60,6 +60,7 @@ mod options;
 mod outbound;
 mod transport;
 
+pub use correlation::TimerPause;
 pub use engine::Engine;
 pub use error::{ExitInfo, GoneInfo, TransportError};
 pub use event::TransportEvent;

@@ -243,7 +243,7 @@ async fn a_cancelled_request_no_longer_takes_its_progress() {
     notify(&engine, NOTIFICATION_PROGRESS, progress(json!("tok"), 1));
     assert!(drain(&mut stream.unwrap()).is_empty());
     assert!(drain(&mut connection).is_empty());
-    assert_eq!(engine.correlator().pending_count(), 0);
+    assert_eq!(engine.pending_count(), 0);
 }
 
 /// A log message tied by `_meta.progressToken` to a live request that has

@@ -61,7 +61,7 @@ async fn a_pause_holds_the_base_timer_and_it_resumes_with_what_was_left() {
     let start = Instant::now();
     let h = timed(slow(1, RequestOptions::new().timeout(10 * S), &engine));
     sleep(4 * S).await;
-    let pause = engine.correlator().pause_timers();
+    let pause = engine.pause_timers();
     sleep(20 * S).await;
     assert!(!h.is_finished(), "the timer ran while paused");
     drop(pause);
@@ -78,7 +78,7 @@ async fn the_hard_maximum_keeps_running_while_paused() {
     let options = RequestOptions::new().timeout(10 * S).max_total(15 * S);
     let h = timed(slow(1, options, &engine));
     sleep(S).await;
-    let _pause = engine.correlator().pause_timers();
+    let _pause = engine.pause_timers();
     let (outcome, ended) = h.await.unwrap();
     assert_eq!(timeout_after(&outcome), 15 * S);
     assert_eq!(ended - start, 15 * S);
@@ -87,7 +87,7 @@ async fn the_hard_maximum_keeps_running_while_paused() {
 #[tokio::test(start_paused = true)]
 async fn a_request_made_while_paused_starts_paused() {
     let (engine, _out) = engine();
-    let pause = engine.correlator().pause_timers();
+    let pause = engine.pause_timers();
     let h = timed(slow(1, RequestOptions::new().timeout(5 * S), &engine));
     sleep(20 * S).await;
     assert!(!h.is_finished());
@@ -104,8 +104,8 @@ async fn timers_resume_only_when_every_pause_ends() {
     let start = Instant::now();
     let h = timed(slow(1, RequestOptions::new().timeout(10 * S), &engine));
     sleep(2 * S).await;
-    let first = engine.correlator().pause_timers();
-    let second = engine.correlator().pause_timers();
+    let first = engine.pause_timers();
+    let second = engine.pause_timers();
     sleep(5 * S).await;
     drop(first);
     sleep(30 * S).await;
@@ -124,7 +124,7 @@ async fn progress_while_paused_restarts_the_base_timer() {
         .reset_timeout_on_progress(600 * S);
     let h = timed(slow(1, options, &engine));
     sleep(8 * S).await;
-    let pause = engine.correlator().pause_timers();
+    let pause = engine.pause_timers();
     sleep(12 * S).await;
     progress(&engine, 1);
     sleep(10 * S).await;
@@ -185,7 +185,7 @@ async fn a_running_server_request_pauses_the_timers_until_it_is_answered() {
     assert_eq!(timeout_after(&outcome), 10 * S);
     assert_eq!(ended - start, (2 + 30 + 8) * S);
     // The handler's answer went out.
-    let sent: Vec<Message> = std::iter::from_fn(|| out.try_recv().ok())
+    let sent: Vec<Message> = std::iter::from_fn(|| out.try_recv())
         .map(Outbound::into_message)
         .collect();
     assert!(
@@ -216,7 +216,7 @@ async fn a_server_request_the_server_cancels_resumes_the_timers() {
     assert_eq!(ended - start, (2 + 30 + 8) * S);
     // The aborted handler's request gets no answer; the only thing sent
     // besides the request is its wire cancel at the timeout.
-    let sent: Vec<Message> = std::iter::from_fn(|| out.try_recv().ok())
+    let sent: Vec<Message> = std::iter::from_fn(|| out.try_recv())
         .map(Outbound::into_message)
         .collect();
     assert!(

@@ -9,7 +9,8 @@ one of each thing `cargo xtask interop` checks:
   multi round-trip request (`input_required`) in 2026-07-28 and by an
   `elicitation/create` request to the client in the legacy era.
 - `count`: reports progress `1..steps` of `steps`, then returns.
-- `slow`: reports progress every 100 ms for `seconds`; the suite cancels it.
+- `slow`: reports progress every 100 ms for `seconds`; the suite cancels it,
+  and it writes `interop-python: slow was cancelled` to stderr when it is.
 - `add_tool`: registers a new tool and tells the client the list changed
   (`notifications/tools/list_changed` in legacy, `subscriptions/listen` in
   2026-07-28).
@@ -95,13 +96,23 @@ async def count(steps: int, ctx: Context) -> str:
     return f"counted to {steps}"
 
 
+# Written to stderr when a `slow` call is cancelled: the suite reads it to
+# know the cancel reached the server.
+SLOW_CANCELLED = "interop-python: slow was cancelled"
+
+
 @server.tool()
 async def slow(seconds: float, ctx: Context) -> str:
-    """Works for `seconds`, reporting progress every 100 ms."""
+    """Works for `seconds`, reporting progress every 100 ms; says on stderr
+    when it is cancelled."""
     ticks = max(1, int(seconds * 10))
-    for i in range(1, ticks + 1):
-        await ctx.report_progress(i, ticks)
-        await anyio.sleep(0.1)
+    try:
+        for i in range(1, ticks + 1):
+            await ctx.report_progress(i, ticks)
+            await anyio.sleep(0.1)
+    except anyio.get_cancelled_exc_class():
+        print(f"{SLOW_CANCELLED} (request {ctx.request_id})", file=sys.stderr, flush=True)
+        raise
     return f"slept {seconds} s"
 
 

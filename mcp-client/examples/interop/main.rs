@@ -12,7 +12,8 @@
 //!
 //! Options: `--only python|everything`, `--mode legacy|modern|auto` (each
 //! repeatable), `--wire-log DIR` (every connection's traffic, through
-//! `xtask/interop/wiretap.py`, into `DIR/<server>-<mode>.log`).
+//! `xtask/interop/wiretap.py`, into `DIR/<server>-<mode>.log`; by default a
+//! folder of the temporary directory).
 //!
 //! Servers:
 //!
@@ -26,8 +27,10 @@
 //! For each server and each era mode (pinned legacy, pinned modern, auto),
 //! one connection runs every check; each check compares real results. The
 //! process exits non-zero when a check fails. Pinned modern against a
-//! legacy-only server must fail to connect with a typed error; its other
-//! checks are "n/a".
+//! legacy-only server must fail to connect with the server's `-32601` to
+//! `server/discover`; its other checks are "n/a". Every connection goes
+//! through the wire tap when `--python` is given (into `--wire-log DIR`, else
+//! a temporary folder): the cancel check reads the log.
 
 mod checks;
 mod model;
@@ -80,6 +83,9 @@ async fn main() -> ExitCode {
             }
             columns.push(column);
         }
+    }
+    if options.wire_log.is_none() {
+        let _ = std::fs::remove_dir_all(default_wire_dir());
     }
     let report = render(&columns, started.elapsed());
     println!("{report}");
@@ -179,21 +185,34 @@ fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
-/// The command that starts `target`, behind the wire tap when asked.
+/// Where a connection's traffic is logged: `--wire-log DIR`, else a folder
+/// of the system's temporary directory (the cancel check reads the log).
+/// `None` when there is no wire tap (no `--python`).
+fn wire_log(target: &Target, mode: Mode, options: &Options) -> Option<PathBuf> {
+    options.tap.as_ref()?;
+    let dir = options.wire_log.clone().unwrap_or_else(default_wire_dir);
+    let _ = std::fs::create_dir_all(&dir);
+    let log = dir.join(format!("{}-{}.log", target.kind.label(), mode.label()));
+    let _ = std::fs::remove_file(&log);
+    Some(log)
+}
+
+/// The wire logs' folder when `--wire-log` is not given (removed at the end).
+fn default_wire_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("mcp-interop-wire-{}", std::process::id()))
+}
+
+/// The command that starts `target`, behind the wire tap when there is
+/// one, logging to `seen.wire_log`.
 fn command(target: &Target, mode: Mode, options: &Options, seen: &Seen) -> StdioCommand {
     let name = format!("{}-{}", target.kind.label(), mode.label());
-    let mut cmd = match (&options.wire_log, &options.tap) {
-        (Some(dir), Some((python, tap))) => {
-            let _ = std::fs::create_dir_all(dir);
-            let log = dir.join(format!("{name}.log"));
-            let _ = std::fs::remove_file(&log);
-            StdioCommand::new(python)
-                .arg(tap)
-                .arg(log)
-                .arg("--")
-                .arg(&target.program)
-                .args(&target.args)
-        }
+    let mut cmd = match (&seen.wire_log, &options.tap) {
+        (Some(log), Some((python, tap))) => StdioCommand::new(python)
+            .arg(tap)
+            .arg(log)
+            .arg("--")
+            .arg(&target.program)
+            .args(&target.args),
         _ => StdioCommand::new(&target.program).args(&target.args),
     };
     cmd = cmd.name(name).env("PYTHONDONTWRITEBYTECODE", "1");
@@ -222,7 +241,10 @@ async fn timed(check: impl Future<Output = Check>) -> Cell {
 }
 
 async fn run_column(target: &Target, mode: Mode, options: &Options) -> Column {
-    let seen = Seen::default();
+    let seen = Seen {
+        wire_log: wire_log(target, mode, options),
+        ..Seen::default()
+    };
     let mut column = Column {
         kind: target.kind,
         mode,
@@ -260,16 +282,14 @@ async fn run_column(target: &Target, mode: Mode, options: &Options) -> Column {
     let client = match (connected, mode, kind.speaks_modern()) {
         (Ok(Err(e)), Mode::Modern, false) => {
             // A legacy-only server and a client pinned to modern: the
-            // connect must fail, with a typed error that says why.
+            // connect must fail with the server's own refusal of
+            // server/discover, -32601 (as the CLI check requires too).
             let outcome = match e.kind() {
-                ErrorKind::Server { code, .. } => Outcome::Pass(format!(
-                    "refused as it must: the server answered server/discover with {code} ({e})"
+                ErrorKind::Server { code: -32601, .. } => Outcome::Pass(format!(
+                    "refused as it must: the server answered server/discover with -32601 ({e})"
                 )),
-                ErrorKind::Negotiation { .. } | ErrorKind::NotInRevision { .. } => {
-                    Outcome::Pass(format!("refused as it must: {e}"))
-                }
                 other => Outcome::Fail(format!(
-                    "pinned modern against a legacy-only server failed, but not with a clear typed error: {other:?} ({e})"
+                    "pinned modern against a legacy-only server must fail with the server's -32601 to server/discover, got {other:?} ({e})"
                 )),
             };
             column.cells.push(("connect", Cell { outcome, elapsed }));

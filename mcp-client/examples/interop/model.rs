@@ -171,9 +171,35 @@ pub(crate) struct Seen {
     pub(crate) elicitations: Arc<Mutex<Vec<ElicitRequestParams>>>,
     /// The server's last 40 lines of stderr.
     pub(crate) stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The wire log of the connection, when it goes through the wire tap.
+    pub(crate) wire_log: Option<PathBuf>,
 }
 
 impl Seen {
+    /// Whether a line of the server's stderr (of the last 40) contains `text`.
+    pub(crate) fn stderr_has(&self, text: &str) -> bool {
+        self.stderr.lock().unwrap().iter().any(|l| l.contains(text))
+    }
+
+    /// The messages of the wire log so far, each with its direction (`>`
+    /// from the client, `<` from the server) and milliseconds since the
+    /// start.
+    pub(crate) fn wire(&self) -> Vec<(f64, char, serde_json::Value)> {
+        let Some(path) = &self.wire_log else {
+            return Vec::new();
+        };
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| {
+                let (stamp, rest) = line.trim_start().split_once(' ')?;
+                let (dir, json) = rest.split_once(' ')?;
+                let dir = dir.chars().next().filter(|d| *d == '>' || *d == '<')?;
+                Some((stamp.parse().ok()?, dir, serde_json::from_str(json).ok()?))
+            })
+            .collect()
+    }
+
     /// The events seen so far.
     pub(crate) fn events(&self) -> Vec<ServerEvent> {
         self.events.lock().unwrap().clone()

@@ -39,7 +39,14 @@ type Log = Arc<Mutex<Vec<Message>>>;
 #[derive(Clone)]
 pub struct FakeServer {
     config: Arc<FakeConfig>,
-    connections: Arc<Mutex<Vec<Log>>>,
+    connections: Arc<Mutex<Vec<Logs>>>,
+}
+
+/// What one connection carried, each way.
+#[derive(Clone, Default)]
+struct Logs {
+    received: Log,
+    sent: Log,
 }
 
 impl FakeServer {
@@ -67,8 +74,9 @@ impl FakeServer {
     pub fn connect(&self, handlers: ConnectionHandlers) -> Arc<dyn Transport> {
         let (engine, mut outbound) = Engine::new(handlers);
         let (session, mut out) = Session::new(self.config.clone());
-        let log: Log = Arc::default();
-        self.lock().push(log.clone());
+        let logs = Logs::default();
+        self.lock().push(logs.clone());
+        let (log, sent) = (logs.received, logs.sent);
 
         let shutdown = engine.shutdown_token();
         tokio::spawn(async move {
@@ -97,7 +105,12 @@ impl FakeServer {
                     item = out.recv() => item,
                 };
                 match item {
-                    Some(Out::Message(message)) => client.receive(message),
+                    Some(Out::Message(message)) => {
+                        sent.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(message.clone());
+                        client.receive(message);
+                    }
                     Some(Out::Exit { code, stderr }) => {
                         let info = GoneInfo::new("the fake server exited")
                             .with_exit(ExitInfo::code(code))
@@ -129,11 +142,25 @@ impl FakeServer {
     pub fn received(&self, index: usize) -> Vec<Message> {
         self.lock()
             .get(index)
-            .map(|log| log.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .map(|logs| {
+                logs.received
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone()
+            })
             .unwrap_or_default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Log>> {
+    /// Everything the server sent on connection `index` (0 is the first),
+    /// in order: answers, notifications and its own requests.
+    pub fn sent(&self, index: usize) -> Vec<Message> {
+        self.lock()
+            .get(index)
+            .map(|logs| logs.sent.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .unwrap_or_default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Logs>> {
         self.connections.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

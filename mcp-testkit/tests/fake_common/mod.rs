@@ -68,6 +68,14 @@ impl Wire {
         self.writer.write_all(bytes).await.unwrap();
     }
 
+    /// Writes raw bytes, giving up after `ms`; whether all were written
+    /// (the pipe holds 64 KiB: more is written only as the server reads).
+    pub async fn send_raw_within(&mut self, bytes: &[u8], ms: u64) -> bool {
+        tokio::time::timeout(Duration::from_millis(ms), self.writer.write_all(bytes))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
     /// Closes the client's side of the input.
     pub async fn close(&mut self) {
         self.writer.shutdown().await.unwrap();

@@ -119,6 +119,12 @@ pub(crate) async fn check_progress(client: &Client, kind: Kind) -> Check {
     if r.is_error() {
         return Err(format!("isError: {}", text_of(&r)));
     }
+    // The callback runs on a task of its own: progress that came just
+    // before the answer may reach it just after the call returned.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while got.lock().unwrap().len() < steps as usize && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let got = got.lock().unwrap().clone();
     let want: Vec<(f64, Option<f64>)> = (1..=steps)
         .map(|i| (f64::from(i), Some(f64::from(steps))))
@@ -173,15 +179,28 @@ pub(crate) async fn check_concurrent(client: &Client, kind: Kind) -> Check {
     Ok("16 echo calls at once, each answered with its own text".into())
 }
 
-/// The `cancel` check: a cancelled call ends at once; the connection still works.
+/// What the Python server writes to stderr when its `slow` tool is
+/// cancelled (see python_server.py).
+const SLOW_CANCELLED: &str = "interop-python: slow was cancelled";
+
+/// The `cancel` check: a cancelled call ends at once, the cancel reaches
+/// the server (the Python server says so on stderr; server-everything
+/// finishes the operation but sends no result for it), and the connection
+/// still works.
 pub(crate) async fn check_cancel(client: &Client, kind: Kind, seen: &Seen) -> Check {
     let (tool, args) = match kind {
         Kind::Python => ("slow", json!({ "seconds": 30 })),
         Kind::Everything => (
             "trigger-long-running-operation",
-            json!({ "duration": 6, "steps": 30 }),
+            json!({ "duration": 3, "steps": 15 }),
         ),
     };
+    if seen.wire_log.is_none() {
+        return Err(
+            "no wire log (the wire tap needs --python): cannot show the cancel reached the server"
+                .into(),
+        );
+    }
     let token = CancellationToken::new();
     let first = Arc::new(Notify::new());
     let count = Arc::new(AtomicUsize::new(0));
@@ -233,13 +252,109 @@ pub(crate) async fn check_cancel(client: &Client, kind: Kind, seen: &Seen) -> Ch
             "{late_callback} progress notification(s) reached the cancelled call's callback"
         ));
     }
+    let (id, progress_token) = cancel_on_the_wire(seen, tool)?;
+    let received = match kind {
+        Kind::Python => python_took_the_cancel(seen, &id).await?,
+        Kind::Everything => everything_took_the_cancel(seen, &id, &progress_token).await?,
+    };
     let after = call(client, "echo", echo_args(kind, "after cancel")).await?;
     if !text_of(&after).contains("after cancel") {
         return Err(format!("echo after the cancel said {:?}", text_of(&after)));
     }
     Ok(format!(
-        "Cancelled in {}; {late_events} late progress as events; echo works after",
+        "Cancelled in {}; {received}; {late_events} late progress as events; echo works after",
         ms(took)
+    ))
+}
+
+/// The wire log shows the call to `tool` and a `notifications/cancelled`
+/// for it, both from the client: the call's id and progress token.
+fn cancel_on_the_wire(seen: &Seen, tool: &str) -> Result<(Value, Value), String> {
+    let wire = seen.wire();
+    let call = wire
+        .iter()
+        .rev()
+        .find(|(_, dir, m)| {
+            *dir == '>' && m["method"] == "tools/call" && m["params"]["name"] == tool
+        })
+        .map(|(_, _, m)| m)
+        .ok_or_else(|| format!("the wire log has no call to {tool}"))?;
+    let id = call["id"].clone();
+    let cancelled = wire.iter().any(|(_, dir, m)| {
+        *dir == '>' && m["method"] == "notifications/cancelled" && m["params"]["requestId"] == id
+    });
+    if !cancelled {
+        return Err(format!(
+            "no notifications/cancelled for request {id} on the wire"
+        ));
+    }
+    Ok((id, call["params"]["_meta"]["progressToken"].clone()))
+}
+
+/// The Python server's `slow` tool says on stderr that it was cancelled.
+async fn python_took_the_cancel(seen: &Seen, id: &Value) -> Result<String, String> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !seen.stderr_has(SLOW_CANCELLED) {
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "the server never said {SLOW_CANCELLED:?} within 5 s of the cancel of request {id}"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(format!(
+        "the server stopped request {id} (its stderr says so)"
+    ))
+}
+
+/// server-everything goes on with a cancelled operation (it keeps sending
+/// progress) but, having taken the cancel, sends no result for it: the
+/// wire log shows the operation's last step and no answer after it.
+async fn everything_took_the_cancel(
+    seen: &Seen,
+    id: &Value,
+    token: &Value,
+) -> Result<String, String> {
+    if token.is_null() {
+        return Err(format!("request {id} carried no progress token"));
+    }
+    let last_step = || {
+        seen.wire().into_iter().find_map(|(at, dir, m)| {
+            let p = &m["params"];
+            (dir == '<'
+                && m["method"] == "notifications/progress"
+                && p["progressToken"] == *token
+                && p["progress"].is_number()
+                && p["progress"] == p["total"])
+                .then_some(at)
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let at = loop {
+        if let Some(at) = last_step() {
+            break at;
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "the cancelled operation (request {id}) sent no last progress step within 15 s"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // Its answer would follow the last step at once; 2 s is ample.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let answered = seen
+        .wire()
+        .into_iter()
+        .any(|(_, dir, m)| dir == '<' && m.get("method").is_none() && m["id"] == *id);
+    if answered {
+        return Err(format!(
+            "server-everything answered the cancelled request {id}: the cancel did not reach it"
+        ));
+    }
+    Ok(format!(
+        "the server finished the operation ({} ms into the log) and sent no result for request {id}",
+        at as u64
     ))
 }
 
