@@ -144,6 +144,88 @@ pub enum TransportError {
         /// The `WWW-Authenticate` challenge, if any.
         challenge: Option<String>,
     },
+
+    /// Nothing could be sent: the connection was refused, the name did not
+    /// resolve, TLS failed, or the connect timeout ran out. The server never
+    /// saw the request, so it is always safe to send again. Only HTTP
+    /// transports produce it.
+    ///
+    /// *Probe:* fatal, never evidence of an era (a legacy HTTP server
+    /// answers every POST; one that cannot be reached says nothing).
+    #[error("the server could not be reached: {cause}")]
+    Unreachable {
+        /// What failed, in words (the cause chain of the I/O error).
+        cause: String,
+    },
+
+    /// The request was sent but its answer was lost: the connection was
+    /// reset, or the response stream ended before the answer. Only HTTP
+    /// transports produce it.
+    ///
+    /// *Probe:* fatal, not an era verdict. The client re-sends a request
+    /// with a new id only when that is safe (reads, lists, a tool marked
+    /// read-only or idempotent); otherwise the call fails saying it may
+    /// have run.
+    #[error(
+        "the answer was lost: {cause}{}",
+        if *.may_have_run { " (the server may have run the request)" } else { "" }
+    )]
+    StreamBroken {
+        /// Whether the server may have received (and run) the request.
+        may_have_run: bool,
+        /// What happened, in words.
+        cause: String,
+    },
+
+    /// The server no longer knows the session this request named (legacy
+    /// Streamable HTTP: a 404, or a 400 speaking of the session or carrying
+    /// `-32001`, on a request that carried `Mcp-Session-Id`). The transport
+    /// has forgotten the session id; the server did not run the request.
+    /// Only HTTP transports produce it.
+    ///
+    /// *Probe:* cannot happen (there is no session before `initialize`).
+    /// After the handshake the client re-initializes once and retries.
+    #[error("the server's session expired (HTTP {status}); a new initialize is needed")]
+    SessionExpired {
+        /// The HTTP status that said so.
+        status: u16,
+    },
+
+    /// The server redirected the request somewhere the transport will not
+    /// follow: another origin (scheme, host or port), a status other than
+    /// 307/308, or too many hops. Nothing was sent to the new location.
+    /// Only HTTP transports produce it.
+    ///
+    /// *Probe:* fatal (the URL is wrong or the server is hostile).
+    #[error("refused to follow HTTP {status} redirect to {location}: {reason}")]
+    RedirectRefused {
+        /// The redirect's status.
+        status: u16,
+        /// Its `Location`, as sent.
+        location: String,
+        /// Why it was not followed.
+        reason: String,
+    },
+
+    /// The server is overloaded or rate-limiting (HTTP 429 or 503); the
+    /// request did not run. `retry_after` is its `Retry-After`, when it
+    /// sent one (in seconds, or as a date turned into a delay). Only HTTP
+    /// transports produce it.
+    ///
+    /// *Probe:* fatal, not an era verdict (the connect may be retried after
+    /// the delay).
+    #[error(
+        "the server asks to retry later (HTTP {status}){}",
+        match .retry_after { Some(d) => format!(", after {d:?}"), None => String::new() }
+    )]
+    RetryLater {
+        /// 429 or 503.
+        status: u16,
+        /// How long the server asks to wait, when it said.
+        retry_after: Option<Duration>,
+        /// The body, possibly cut short.
+        body: String,
+    },
 }
 
 fn challenge_suffix(challenge: &Option<String>) -> String {
