@@ -1,8 +1,101 @@
 //! Streamable HTTP for MCP clients, on hyper: the 2026-07-28 POST-only
-//! transport with its `Mcp-*` headers, the legacy Streamable HTTP of
-//! 2025-03-26 to 2025-11-25 (sessions, the GET stream, SSE resumption), and
-//! the 2024-11-05 HTTP+SSE fallback.
+//! transport with its `Mcp-*` headers, and legacy Streamable HTTP
+//! (2025-03-26 to 2025-11-25) with its session.
 //!
-//! **Not implemented yet.** This crate holds its place in the workspace; it
-//! exports nothing. Use `mcp-transport-stdio` for servers started as child
-//! processes.
+//! [`HttpTransport`] is built on [`mcp_transport::Engine`] (id correlation,
+//! timeouts, cancellation, routing), like the stdio transport; what it adds
+//! is the wire. Which era a message is sent in is decided by the message:
+//! one whose `_meta` names a modern protocol version is sent the modern way,
+//! anything else the legacy way, so the client's era probe (`server/discover`
+//! first, then `initialize`) runs on one transport. See [`HttpTransport`]
+//! for each era's headers and [`HttpTransportBuilder`] for the settings and
+//! their defaults.
+//!
+//! ```no_run
+//! use mcp_protocol::Request;
+//! use mcp_transport::{ConnectionHandlers, RequestOptions, Transport};
+//! use mcp_transport_http::HttpTransportBuilder;
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), mcp_transport::TransportError> {
+//! let transport = HttpTransportBuilder::new("http://127.0.0.1:8000/mcp")
+//!     .build(ConnectionHandlers::discard())?;
+//! let tools = transport
+//!     .request(Request::new(1, "tools/list", None), RequestOptions::new())
+//!     .await?;
+//! println!("{tools}");
+//! transport.close().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What HTTP says, typed
+//!
+//! | the server's answer | the request's outcome |
+//! |---|---|
+//! | 2xx JSON, or SSE ending with the answer | the result, or `Rpc` for a JSON-RPC error |
+//! | a JSON-RPC error body with a 4xx status | [`Rpc`](TransportError::Rpc), code and data verbatim |
+//! | 401, 403 | [`AuthorizationRequired`](TransportError::AuthorizationRequired) with `WWW-Authenticate` |
+//! | 429, 503 | [`RetryLater`](TransportError::RetryLater) with `Retry-After` |
+//! | 404 (or a 400 naming the session, or `-32001`) on a request with a session id | [`SessionExpired`](TransportError::SessionExpired); the id is forgotten |
+//! | refused, DNS, TLS, connect timeout | [`Unreachable`](TransportError::Unreachable) |
+//! | a reset, or a stream that ends before the answer | [`StreamBroken`](TransportError::StreamBroken) (`may_have_run`) |
+//! | a redirect to another origin, not 307/308, or too many | [`RedirectRefused`](TransportError::RedirectRefused); nothing sent there |
+//! | a body or event over the size limit | [`MessageTooLarge`](TransportError::MessageTooLarge) |
+//! | anything else (a 5xx, an HTML page, a wrong `Content-Type`) | [`Http`](TransportError::Http) with the status and the start of the body |
+//!
+//! A server that never answers is the request's timeout
+//! ([`RequestOptions::timeout`](mcp_transport::RequestOptions::timeout)),
+//! after which its stream is closed.
+//!
+//! # Not yet
+//!
+//! The legacy GET stream and SSE resumption with `Last-Event-ID`, the
+//! 2024-11-05 HTTP+SSE fallback, proxies from `HTTP_PROXY`/`HTTPS_PROXY`/
+//! `NO_PROXY`, client certificates, and an idle-read timeout for
+//! long-lived streams. A legacy request answered with 202 and no body (its
+//! answer meant for the GET stream) fails with `StreamBroken`.
+//!
+//! # Dependencies, and why
+//!
+//! * `hyper` 1 and `hyper-util` (`client-legacy`): the pooled client,
+//!   HTTP/1.1 and HTTP/2, connect timeout and TCP keepalive.
+//! * `hyper-rustls`, `rustls` (the `ring` provider, which needs no cmake or
+//!   clang to build) and `webpki-roots`: TLS with the Mozilla roots by
+//!   default, ALPN for HTTP/2.
+//! * `http`, `http-body`, `http-body-util`, `tower` (`util`): the types of
+//!   the pluggable client ([`HttpService`]) and body limits.
+//! * `sse-stream`: the SSE parser. Chosen because it is maintained, parses
+//!   straight from an `http_body::Body`, follows the WHATWG rules for line
+//!   ends, BOM, comments and multi-line `data`, and is what the official
+//!   Rust SDK (rmcp) uses for the same job; `eventsource-stream`, the other
+//!   common choice, has not been released since 2022. It keeps no bound on
+//!   an event's size, so this crate wraps the body in one (an event over
+//!   [`max_message_size`](HttpTransportBuilder::max_message_size) fails the
+//!   request instead of growing without limit). It is stricter than the
+//!   spec about unknown fields and repeated `event`/`id` lines, which fail
+//!   the stream as [`Malformed`](TransportError::Malformed).
+//! * `httpdate`: `Retry-After` given as a date.
+//! * `futures`, `bytes`, `serde_json`, `tracing`: streams, buffers,
+//!   bodies, and spans (`mcp_http` with the URL, `mcp_http_request` with
+//!   the id and method).
+
+mod builder;
+mod service;
+mod sse;
+mod transport;
+mod url;
+
+pub use builder::{
+    DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE_SIZE,
+    DEFAULT_MAX_REDIRECTS, DEFAULT_NOTIFICATION_TIMEOUT, DEFAULT_TCP_KEEPALIVE,
+    HttpTransportBuilder,
+};
+pub use service::{BoxError, HttpService, RequestBody, ResponseBody};
+pub use transport::{
+    ACCEPT_BOTH, HeaderProvider, HttpTransport, METHOD_HEADER, NAME_HEADER,
+    PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER,
+};
+
+#[cfg(doc)]
+use mcp_transport::TransportError;

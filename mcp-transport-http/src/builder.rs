@@ -1,0 +1,251 @@
+//! The builder, which is also the connector.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use http::{HeaderMap, HeaderName, HeaderValue, Uri};
+use mcp_transport::{ConnectionHandlers, Connector, Transport, TransportError};
+
+use crate::service::{ClientSettings, HttpService, TlsSettings, default_service};
+use crate::transport::{Config, HeaderProvider, HttpTransport};
+use crate::url::Origin;
+
+/// The default connect timeout: 5 s, shorter than the client's 10 s era
+/// probe so that an unreachable server fails the connect as unreachable,
+/// not as silence.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The default TCP keepalive: 30 s, so a half-open connection under a
+/// long-lived stream is found without a timer per request.
+pub const DEFAULT_TCP_KEEPALIVE: Duration = Duration::from_secs(30);
+/// The default maximum message size: 128 MiB, as on stdio.
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 128 * 1024 * 1024;
+/// The default number of same-origin 307/308 redirects followed.
+pub const DEFAULT_MAX_REDIRECTS: usize = 3;
+/// How long `close` waits for the legacy session's `DELETE`.
+pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a notification's POST may take before the next message leaves.
+pub const DEFAULT_NOTIFICATION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Settings for an [`HttpTransport`], in the manner of reqwest's
+/// `ClientBuilder`; every default is the safe one:
+///
+/// | setting | default |
+/// |---|---|
+/// | [`connect_timeout`](Self::connect_timeout) | [`DEFAULT_CONNECT_TIMEOUT`] (5 s) |
+/// | [`tcp_keepalive`](Self::tcp_keepalive) | [`DEFAULT_TCP_KEEPALIVE`] (30 s) |
+/// | total or read timeout | none: per-request deadlines are the client's, and a `subscriptions/listen` stream lives long |
+/// | TLS roots | the Mozilla set of `webpki-roots`, plus any [`add_root_certificate`](Self::add_root_certificate) |
+/// | redirects | same origin, 307/308 only, at most [`DEFAULT_MAX_REDIRECTS`]; enforced above any [`service`](Self::service) |
+/// | [`max_message_size`](Self::max_message_size) | [`DEFAULT_MAX_MESSAGE_SIZE`] (128 MiB, per JSON body or SSE event) |
+/// | [`close_timeout`](Self::close_timeout) | [`DEFAULT_CLOSE_TIMEOUT`] (2 s for the session's `DELETE`) |
+/// | [`notification_timeout`](Self::notification_timeout) | [`DEFAULT_NOTIFICATION_TIMEOUT`] (10 s) |
+///
+/// It is also a [`Connector`]: each `connect` builds a fresh transport
+/// (a new session, for a legacy server) with the same settings.
+///
+/// ```
+/// use std::time::Duration;
+/// use http::{HeaderValue, header::AUTHORIZATION};
+/// use mcp_transport::ConnectionHandlers;
+/// use mcp_transport_http::HttpTransportBuilder;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), mcp_transport::TransportError> {
+/// let transport = HttpTransportBuilder::new("http://127.0.0.1:8000/mcp")
+///     .header(AUTHORIZATION, HeaderValue::from_static("Bearer secret"))
+///     .connect_timeout(Duration::from_secs(3))
+///     .max_message_size(16 << 20)
+///     .build(ConnectionHandlers::discard())?;
+/// # drop(transport);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct HttpTransportBuilder {
+    url: String,
+    headers: HeaderMap,
+    provider: Option<Arc<dyn HeaderProvider>>,
+    service: Option<HttpService>,
+    connect_timeout: Option<Duration>,
+    tcp_keepalive: Option<Duration>,
+    tls: TlsSettings,
+    max_message_size: usize,
+    max_redirects: usize,
+    close_timeout: Duration,
+    notification_timeout: Duration,
+}
+
+impl HttpTransportBuilder {
+    /// A builder for `url` (an `http` or `https` URL: the MCP endpoint).
+    pub fn new(url: impl Into<String>) -> Self {
+        HttpTransportBuilder {
+            url: url.into(),
+            headers: HeaderMap::new(),
+            provider: None,
+            service: None,
+            connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
+            tcp_keepalive: Some(DEFAULT_TCP_KEEPALIVE),
+            tls: TlsSettings {
+                webpki_roots: true,
+                extra_roots: Vec::new(),
+            },
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            max_redirects: DEFAULT_MAX_REDIRECTS,
+            close_timeout: DEFAULT_CLOSE_TIMEOUT,
+            notification_timeout: DEFAULT_NOTIFICATION_TIMEOUT,
+        }
+    }
+
+    /// Adds a header to every request (an `Authorization` header, say;
+    /// mark secrets with [`HeaderValue::set_sensitive`] to keep them out of
+    /// logs). The transport's own headers (`Accept`, `Content-Type`, the
+    /// `Mcp-*` ones) win over a configured header of the same name.
+    ///
+    /// ```
+    /// use http::HeaderValue;
+    /// let b = mcp_transport_http::HttpTransportBuilder::new("http://127.0.0.1:1/mcp")
+    ///     .header(http::header::AUTHORIZATION, HeaderValue::from_static("Bearer t"));
+    /// # let _ = b;
+    /// ```
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// Adds every header of `headers` (see [`header`](Self::header)).
+    pub fn headers(mut self, headers: HeaderMap) -> Self {
+        self.headers.extend(headers);
+        self
+    }
+
+    /// Asks `provider` for headers at each request (see [`HeaderProvider`]).
+    pub fn header_provider(mut self, provider: Arc<dyn HeaderProvider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// Sends through `service` instead of the default client; the connect,
+    /// keepalive and TLS settings then belong to that service.
+    pub fn service(mut self, service: HttpService) -> Self {
+        self.service = Some(service);
+        self
+    }
+
+    /// The default client's connect timeout (TCP and TLS); `None` waits as
+    /// long as the system does.
+    pub fn connect_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.connect_timeout = timeout.into();
+        self
+    }
+
+    /// The default client's TCP keepalive; `None` turns it off.
+    pub fn tcp_keepalive(mut self, interval: impl Into<Option<Duration>>) -> Self {
+        self.tcp_keepalive = interval.into();
+        self
+    }
+
+    /// Trusts a root certificate (DER) besides the default roots: for a
+    /// server with a self-signed or private certificate.
+    pub fn add_root_certificate(mut self, der: impl Into<Vec<u8>>) -> Self {
+        self.tls.extra_roots.push(der.into());
+        self
+    }
+
+    /// Whether to trust the Mozilla roots of `webpki-roots` (on by default);
+    /// off, only the added roots are trusted.
+    pub fn webpki_roots(mut self, trust: bool) -> Self {
+        self.tls.webpki_roots = trust;
+        self
+    }
+
+    /// The largest JSON body or SSE event read, in bytes; a larger answer
+    /// fails its request with [`TransportError::MessageTooLarge`].
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// How many same-origin 307/308 redirects are followed (0: none).
+    pub fn max_redirects(mut self, hops: usize) -> Self {
+        self.max_redirects = hops;
+        self
+    }
+
+    /// How long `close` waits for the legacy session's `DELETE`.
+    pub fn close_timeout(mut self, timeout: Duration) -> Self {
+        self.close_timeout = timeout;
+        self
+    }
+
+    /// How long a notification's POST may take before the next message
+    /// leaves anyway.
+    pub fn notification_timeout(mut self, timeout: Duration) -> Self {
+        self.notification_timeout = timeout;
+        self
+    }
+
+    /// Builds the transport. Must be called inside a tokio runtime. Fails
+    /// with [`TransportError::Unreachable`] for a URL that is not `http` or
+    /// `https` with a host, or a root certificate rustls refuses.
+    pub fn build(&self, handlers: ConnectionHandlers) -> Result<HttpTransport, TransportError> {
+        let url: Uri = self.url.parse().map_err(|e| TransportError::Unreachable {
+            cause: format!("{:?} is not a URL: {e}", self.url),
+        })?;
+        let origin = match url.scheme_str() {
+            Some("http" | "https") => Origin::of(&url),
+            _ => None,
+        }
+        .ok_or_else(|| TransportError::Unreachable {
+            cause: format!("{:?} is not an http or https URL with a host", self.url),
+        })?;
+        let service = match &self.service {
+            Some(s) => s.clone(),
+            None => default_service(&ClientSettings {
+                connect_timeout: self.connect_timeout,
+                tcp_keepalive: self.tcp_keepalive,
+                tls: self.tls.clone(),
+            })?,
+        };
+        Ok(HttpTransport::start(
+            Config {
+                url,
+                origin,
+                service,
+                headers: self.headers.clone(),
+                provider: self.provider.clone(),
+                max_message_size: self.max_message_size,
+                max_redirects: self.max_redirects,
+                close_timeout: self.close_timeout,
+                notification_timeout: self.notification_timeout,
+            },
+            handlers,
+        ))
+    }
+}
+
+impl Connector for HttpTransportBuilder {
+    fn connect(
+        &self,
+        handlers: ConnectionHandlers,
+    ) -> BoxFuture<'static, Result<Arc<dyn Transport>, TransportError>> {
+        let built = self
+            .build(handlers)
+            .map(|t| Arc::new(t) as Arc<dyn Transport>);
+        Box::pin(std::future::ready(built))
+    }
+}
+
+impl std::fmt::Debug for HttpTransportBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpTransportBuilder")
+            .field("url", &self.url)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("custom_service", &self.service.is_some())
+            .field("connect_timeout", &self.connect_timeout)
+            .field("tcp_keepalive", &self.tcp_keepalive)
+            .field("max_message_size", &self.max_message_size)
+            .field("max_redirects", &self.max_redirects)
+            .finish_non_exhaustive()
+    }
+}

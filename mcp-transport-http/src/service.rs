@@ -1,0 +1,218 @@
+//! The HTTP client the transport talks to: any `tower::Service` over `http`
+//! types, and the default one (hyper-util's pooled client with rustls).
+
+use std::error::Error as StdError;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use http_body_util::combinators::BoxBody;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use mcp_transport::TransportError;
+use tower::util::BoxCloneSyncService;
+
+/// The error type of an [`HttpService`]: any error, boxed.
+pub type BoxError = Box<dyn StdError + Send + Sync>;
+
+/// The body of every request the transport sends: one whole JSON message
+/// (or nothing, for `DELETE`).
+pub type RequestBody = http_body_util::Full<Bytes>;
+
+/// The body of a response, boxed so that any client's body fits.
+pub type ResponseBody = BoxBody<Bytes, BoxError>;
+
+/// The HTTP client seam: a cloneable `tower::Service` from
+/// `http::Request<RequestBody>` to `http::Response<ResponseBody>`.
+///
+/// Hand in your own (another TLS setup, a Unix socket, tower layers) with
+/// [`HttpTransportBuilder::service`](crate::HttpTransportBuilder::service)
+/// and [`HttpService::new`]; the transport still enforces its own redirect
+/// policy above it, so no service can take a request, a credential or a
+/// session id to another origin. A service should not follow redirects
+/// itself.
+///
+/// How its errors are read: an error whose source chain holds a
+/// `hyper_util` connect error, or an I/O error of the kinds a failed
+/// connect gives (refused, timed out, unreachable, not found), becomes
+/// [`TransportError::Unreachable`] (nothing was sent); any other error
+/// becomes [`TransportError::StreamBroken`] with `may_have_run` set.
+///
+/// ```
+/// use bytes::Bytes;
+/// use http_body_util::{BodyExt, Full};
+/// use mcp_transport_http::{HttpService, RequestBody, ResponseBody};
+///
+/// // A service that answers every POST with an empty JSON-RPC result.
+/// let service = HttpService::new(tower::service_fn(|req: http::Request<RequestBody>| async move {
+///     let _ = req;
+///     let body = Full::new(Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#))
+///         .map_err(|never| match never {})
+///         .boxed();
+///     Ok::<_, mcp_transport_http::BoxError>(
+///         http::Response::builder()
+///             .header("content-type", "application/json")
+///             .body::<ResponseBody>(body)
+///             .unwrap(),
+///     )
+/// }));
+/// # let _ = service;
+/// ```
+#[derive(Clone)]
+pub struct HttpService {
+    inner: BoxCloneSyncService<http::Request<RequestBody>, http::Response<ResponseBody>, BoxError>,
+}
+
+impl HttpService {
+    /// Wraps any cloneable service whose errors convert into [`BoxError`].
+    pub fn new<S>(service: S) -> Self
+    where
+        S: tower::Service<
+                http::Request<RequestBody>,
+                Response = http::Response<ResponseBody>,
+                Error: Into<BoxError>,
+                Future: Send + 'static,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+    {
+        use tower::ServiceExt;
+        HttpService {
+            inner: BoxCloneSyncService::new(service.map_err(Into::into)),
+        }
+    }
+
+    /// Sends one request.
+    pub(crate) fn call(
+        &self,
+        request: http::Request<RequestBody>,
+    ) -> futures::future::BoxFuture<'static, Result<http::Response<ResponseBody>, BoxError>> {
+        use tower::ServiceExt;
+        Box::pin(self.inner.clone().oneshot(request))
+    }
+}
+
+impl std::fmt::Debug for HttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpService").finish_non_exhaustive()
+    }
+}
+
+/// How the default client trusts servers.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TlsSettings {
+    pub(crate) webpki_roots: bool,
+    pub(crate) extra_roots: Vec<Vec<u8>>,
+}
+
+/// The settings of the default client.
+#[derive(Clone, Debug)]
+pub(crate) struct ClientSettings {
+    pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) tcp_keepalive: Option<Duration>,
+    pub(crate) tls: TlsSettings,
+}
+
+/// Builds hyper-util's pooled client: HTTP/1.1, and HTTP/2 when TLS
+/// negotiates it by ALPN; rustls with the `ring` provider.
+pub(crate) fn default_service(settings: &ClientSettings) -> Result<HttpService, TransportError> {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_connect_timeout(settings.connect_timeout);
+    http.set_keepalive(settings.tcp_keepalive);
+    http.set_nodelay(true);
+
+    let mut roots = rustls::RootCertStore::empty();
+    if settings.tls.webpki_roots {
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    }
+    for der in &settings.tls.extra_roots {
+        roots
+            .add(rustls::pki_types::CertificateDer::from(der.clone()))
+            .map_err(|e| TransportError::Unreachable {
+                cause: format!("a configured root certificate is invalid: {e}"),
+            })?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TransportError::Unreachable {
+            cause: format!("TLS setup failed: {e}"),
+        })?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(http);
+    let client: Client<_, RequestBody> = Client::builder(TokioExecutor::new()).build(https);
+    Ok(HttpService::new(tower::service_fn(
+        move |request: http::Request<RequestBody>| {
+            let client = client.clone();
+            async move {
+                let response = client.request(request).await?;
+                Ok::<_, BoxError>(response.map(|body| body.map_err(BoxError::from).boxed()))
+            }
+        },
+    )))
+}
+
+/// Reads a service error: unreachable (nothing sent) or a broken stream.
+pub(crate) fn classify(error: &BoxError) -> TransportError {
+    let cause = chain(error.as_ref());
+    if is_connect_failure(error.as_ref()) {
+        TransportError::Unreachable { cause }
+    } else {
+        TransportError::StreamBroken {
+            may_have_run: true,
+            cause,
+        }
+    }
+}
+
+fn is_connect_failure(error: &(dyn StdError + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if let Some(h) = e.downcast_ref::<hyper_util::client::legacy::Error>()
+            && h.is_connect()
+        {
+            return true;
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            if matches!(
+                io.kind(),
+                ConnectionRefused
+                    | TimedOut
+                    | NotFound
+                    | AddrNotAvailable
+                    | HostUnreachable
+                    | NetworkUnreachable
+            ) {
+                return true;
+            }
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// An error and its sources, joined.
+pub(crate) fn chain(error: &(dyn StdError + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut current = error.source();
+    while let Some(e) = current {
+        let next = e.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        current = e.source();
+    }
+    text
+}

@@ -1,0 +1,910 @@
+//! The transport: an [`Engine`] whose writer turns each outbound message
+//! into a POST, and whose readers are the POSTs' answers.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use http::header::{ACCEPT, CONTENT_TYPE, LOCATION, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use http_body_util::BodyExt;
+use mcp_protocol::headers::encode_header_value;
+use mcp_protocol::meta::protocol_version_of;
+use mcp_protocol::methods::{INITIALIZE, PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
+use mcp_protocol::version::Era;
+use mcp_protocol::{
+    ErrorResponse, Inbound, Message, Notification, ProtocolVersion, Request, RequestId,
+};
+use mcp_transport::{
+    CancellationToken, ConnectionHandlers, Engine, Outbound, OutboundReceiver, RequestOptions,
+    ResponseFuture, Transport, TransportError,
+};
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+use tracing::Instrument;
+
+use crate::service::{BoxError, HttpService, RequestBody, ResponseBody, classify};
+use crate::sse::{self, ReadError};
+use crate::url::{Origin, resolve};
+
+/// The `Mcp-Session-Id` header (legacy Streamable HTTP).
+pub const SESSION_ID_HEADER: &str = "mcp-session-id";
+/// The `MCP-Protocol-Version` header.
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// The `Mcp-Method` header (2026-07-28).
+pub const METHOD_HEADER: &str = "mcp-method";
+/// The `Mcp-Name` header (2026-07-28).
+pub const NAME_HEADER: &str = "mcp-name";
+/// What every POST accepts: both answer forms the spec allows.
+pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// How much of a non-JSON-RPC body an error keeps.
+const EXCERPT_CHARS: usize = 512;
+/// How much of an error body is read to find a JSON-RPC error in it.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// Adds headers to every HTTP request the transport sends, each time it
+/// sends one (redirect hops and `DELETE` included): the seam for
+/// authorization, which may refresh a token before answering.
+///
+/// Headers it returns replace configured ones of the same name. An error
+/// fails the request with [`TransportError::Unreachable`] (nothing was
+/// sent).
+///
+/// ```
+/// use futures::future::BoxFuture;
+/// use http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
+/// use mcp_transport_http::{BoxError, HeaderProvider};
+///
+/// struct Token(String);
+///
+/// impl HeaderProvider for Token {
+///     fn headers(&self, _request: &http::request::Parts) -> BoxFuture<'static, Result<HeaderMap, BoxError>> {
+///         let mut headers = HeaderMap::new();
+///         let value = format!("Bearer {}", self.0);
+///         Box::pin(async move {
+///             let mut value = HeaderValue::from_str(&value)?;
+///             value.set_sensitive(true);
+///             headers.insert(AUTHORIZATION, value);
+///             Ok(headers)
+///         })
+///     }
+/// }
+/// # let _ = Token("t".into());
+/// ```
+pub trait HeaderProvider: Send + Sync + 'static {
+    /// The headers to add to `request` (its method, URI and the headers
+    /// it already has).
+    fn headers(
+        &self,
+        request: &http::request::Parts,
+    ) -> BoxFuture<'static, Result<HeaderMap, BoxError>>;
+}
+
+/// Everything fixed when the transport is built.
+pub(crate) struct Config {
+    pub(crate) url: Uri,
+    pub(crate) origin: Origin,
+    pub(crate) service: HttpService,
+    pub(crate) headers: HeaderMap,
+    pub(crate) provider: Option<Arc<dyn HeaderProvider>>,
+    pub(crate) max_message_size: usize,
+    pub(crate) max_redirects: usize,
+    pub(crate) close_timeout: Duration,
+    pub(crate) notification_timeout: Duration,
+}
+
+struct Shared {
+    engine: Engine,
+    config: Arc<Config>,
+    state: Mutex<State>,
+    seq: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    /// Legacy: the session the server gave in its `initialize` response.
+    session_id: Option<String>,
+    /// Legacy: the version the `initialize` result named.
+    legacy_version: Option<ProtocolVersion>,
+    /// Modern: the version of the last modern message.
+    modern_version: Option<ProtocolVersion>,
+    /// Requests not yet answered, by id.
+    requests: HashMap<RequestId, Pending>,
+}
+
+struct Pending {
+    seq: u64,
+    headers: Vec<(String, String)>,
+    stream: CancellationToken,
+}
+
+/// MCP over Streamable HTTP, either era, decided message by message.
+///
+/// * A message whose `_meta` names a modern protocol version (2026-07-28
+///   on) is sent the modern way: `MCP-Protocol-Version` equal to that
+///   version, `Mcp-Method`, and `Mcp-Name` for `tools/call`, `prompts/get`
+///   and `resources/read` (encoded by the spec's `=?base64?…?=` rule), no
+///   session. Cancelling such a request closes its response stream.
+/// * Any other message is legacy Streamable HTTP: the `Mcp-Session-Id`
+///   the server gave in its `initialize` response, and from 2025-06-18 the
+///   `MCP-Protocol-Version` the `initialize` result named, both learned as
+///   they pass through. Cancelling POSTs `notifications/cancelled`.
+///
+/// Every POST accepts JSON and SSE answers; a request's SSE stream carries
+/// its notifications (routed by the engine to the request's listener, or
+/// the connection's) and, for legacy servers, server requests (answered by
+/// POST), then its answer. The extra headers in
+/// [`RequestOptions::headers`] (the client's `Mcp-Param-*`) are added to
+/// the request's POST.
+///
+/// HTTP outcomes are typed: see the crate docs for the table.
+///
+/// ```no_run
+/// use mcp_protocol::Request;
+/// use mcp_transport::{ConnectionHandlers, RequestOptions, Transport};
+/// use mcp_transport_http::HttpTransport;
+///
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), mcp_transport::TransportError> {
+/// let transport = HttpTransport::builder("https://mcp.example.com/mcp")
+///     .build(ConnectionHandlers::discard())?;
+/// let pong = transport
+///     .request(Request::new(1, "ping", None), RequestOptions::new())
+///     .await?;
+/// println!("{pong}");
+/// transport.close().await;
+/// # Ok(())
+/// # }
+/// ```
+pub struct HttpTransport {
+    shared: Arc<Shared>,
+    writer: AbortHandle,
+}
+
+impl HttpTransport {
+    /// A builder for a transport to `url`, with the defaults its docs give.
+    ///
+    /// ```
+    /// let builder = mcp_transport_http::HttpTransport::builder("http://127.0.0.1:8000/mcp");
+    /// # let _ = builder;
+    /// ```
+    pub fn builder(url: impl Into<String>) -> crate::HttpTransportBuilder {
+        crate::HttpTransportBuilder::new(url)
+    }
+
+    pub(crate) fn start(config: Config, handlers: ConnectionHandlers) -> HttpTransport {
+        let (engine, outbound) = Engine::new(handlers);
+        let span = tracing::info_span!("mcp_http", url = %config.url);
+        let shared = Arc::new(Shared {
+            engine,
+            config: Arc::new(config),
+            state: Mutex::new(State::default()),
+            seq: AtomicU64::new(0),
+        });
+        let writer =
+            tokio::spawn(write_loop(shared.clone(), outbound).instrument(span)).abort_handle();
+        HttpTransport { shared, writer }
+    }
+
+    /// The legacy session id the server gave, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.shared.state().session_id.clone()
+    }
+
+    /// The legacy protocol version learned from the `initialize` result,
+    /// if one passed through.
+    pub fn legacy_protocol_version(&self) -> Option<ProtocolVersion> {
+        self.shared.state().legacy_version.clone()
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &Uri {
+        &self.shared.config.url
+    }
+}
+
+impl Transport for HttpTransport {
+    fn request(&self, request: Request, options: RequestOptions) -> ResponseFuture {
+        let id = request.id.clone();
+        let seq = self.shared.seq.fetch_add(1, Ordering::Relaxed);
+        let stream = CancellationToken::new();
+        {
+            let mut state = self.shared.state();
+            // A duplicate id is refused by the engine; leave the live one be.
+            state.requests.entry(id.clone()).or_insert(Pending {
+                seq,
+                headers: options.headers.clone(),
+                stream,
+            });
+        }
+        let answer = self.shared.engine.request(request, options);
+        let guard = RequestGuard {
+            shared: Arc::downgrade(&self.shared),
+            id,
+            seq,
+        };
+        Box::pin(async move {
+            let _guard = guard;
+            answer.await
+        })
+    }
+
+    fn notify(&self, notification: Notification) -> Result<(), TransportError> {
+        self.shared.engine.notify(notification)
+    }
+
+    fn close(&self) -> BoxFuture<'static, ()> {
+        let session = self.shared.state().session_id.take();
+        let closed = self.shared.engine.close();
+        self.writer.abort();
+        let shared = self.shared.clone();
+        Box::pin(async move {
+            closed.await;
+            if let Some(session) = session {
+                shared.delete_session(session).await;
+            }
+        })
+    }
+
+    fn is_alive(&self) -> bool {
+        self.shared.engine.is_alive()
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        let session = self.shared.state().session_id.take();
+        drop(self.shared.engine.close());
+        self.writer.abort();
+        if let (Some(session), Ok(runtime)) = (session, tokio::runtime::Handle::try_current()) {
+            let shared = self.shared.clone();
+            runtime.spawn(async move { shared.delete_session(session).await });
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("url", &self.shared.config.url)
+            .field("session", &self.session_id().is_some())
+            .field("engine", &self.shared.engine)
+            .finish()
+    }
+}
+
+/// Closes a request's stream when its future is done or dropped: nobody
+/// reads the answer any more.
+struct RequestGuard {
+    shared: Weak<Shared>,
+    id: RequestId,
+    seq: u64,
+}
+
+impl Drop for RequestGuard {
+    fn drop(&mut self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let mut state = shared.state();
+        if state
+            .requests
+            .get(&self.id)
+            .is_some_and(|p| p.seq == self.seq)
+            && let Some(pending) = state.requests.remove(&self.id)
+        {
+            pending.stream.cancel();
+        }
+    }
+}
+
+async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiver) {
+    let shutdown = shared.engine.shutdown_token();
+    loop {
+        let item = tokio::select! {
+            item = outbound.recv() => item,
+            _ = shutdown.cancelled() => None,
+        };
+        match item {
+            None => break,
+            Some(Outbound::Message(Message::Request(request))) => {
+                shared.start_request(request).await;
+            }
+            Some(Outbound::Message(message)) => shared.post_one_way(message).await,
+            Some(Outbound::Cancel { id, reason }) => shared.cancel(id, reason).await,
+            Some(other) => shared.post_one_way(other.into_message()).await,
+        }
+    }
+}
+
+/// Whether a message's `_meta` names a modern protocol version, and which.
+fn modern_version(message: &Message) -> Option<ProtocolVersion> {
+    let meta = match message {
+        Message::Request(r) => r.meta(),
+        Message::Notification(n) => n.meta(),
+        _ => None,
+    }?;
+    protocol_version_of(meta).filter(|v| v.era() == Era::Modern)
+}
+
+/// The `Mcp-Name` of a request: `params.name` or `params.uri`.
+fn mcp_name(message: &Message) -> Option<&str> {
+    let Message::Request(r) = message else {
+        return None;
+    };
+    let key = match r.method.as_str() {
+        TOOLS_CALL | PROMPTS_GET => "name",
+        RESOURCES_READ => "uri",
+        _ => return None,
+    };
+    r.params.as_ref()?.get(key)?.as_str()
+}
+
+impl Shared {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The headers of one message's POST, and whether it carries a session.
+    fn message_headers(&self, message: &Message, extra: &[(String, String)]) -> (HeaderMap, bool) {
+        let mut headers = self.config.headers.clone();
+        headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let mut state = self.state();
+        let modern = modern_version(message).inspect(|v| state.modern_version = Some(v.clone()));
+        let legacy = state.session_id.is_some() || state.legacy_version.is_some();
+        let modern = modern.or_else(|| {
+            // A notification without `_meta` follows the connection's era.
+            (!legacy && matches!(message, Message::Notification(_)))
+                .then(|| state.modern_version.clone())
+                .flatten()
+        });
+        let mut with_session = false;
+        if let Some(version) = modern {
+            insert(&mut headers, PROTOCOL_VERSION_HEADER, version.as_str());
+            if let Some(method) = message.method() {
+                insert(&mut headers, METHOD_HEADER, &encode_header_value(method));
+            }
+            if let Some(name) = mcp_name(message) {
+                insert(&mut headers, NAME_HEADER, &encode_header_value(name));
+            }
+        } else {
+            if let Some(version) = &state.legacy_version
+                && *version >= ProtocolVersion::V2025_06_18
+            {
+                insert(&mut headers, PROTOCOL_VERSION_HEADER, version.as_str());
+            }
+            if let Some(session) = &state.session_id {
+                insert(&mut headers, SESSION_ID_HEADER, session);
+                with_session = true;
+            }
+        }
+        drop(state);
+        for (name, value) in extra {
+            match (
+                HeaderName::try_from(name.as_str()),
+                HeaderValue::try_from(value.as_str()),
+            ) {
+                (Ok(n), Ok(v)) => {
+                    headers.append(n, v);
+                }
+                _ => {
+                    tracing::warn!(%name, "skipped an extra header that is not a valid HTTP header")
+                }
+            }
+        }
+        (headers, with_session)
+    }
+
+    /// Sends one HTTP request, following same-origin 307/308 redirects
+    /// only, adding the provider's headers at each hop.
+    async fn send(
+        &self,
+        method: Method,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<http::Response<ResponseBody>, TransportError> {
+        let mut uri = self.config.url.clone();
+        let mut hops = 0;
+        loop {
+            let mut request = http::Request::new(RequestBody::new(body.clone()));
+            *request.method_mut() = method.clone();
+            *request.uri_mut() = uri.clone();
+            *request.headers_mut() = headers.clone();
+            if let Some(provider) = &self.config.provider {
+                let (mut parts, body) = request.into_parts();
+                let added =
+                    provider
+                        .headers(&parts)
+                        .await
+                        .map_err(|e| TransportError::Unreachable {
+                            cause: format!(
+                                "the header provider failed: {}",
+                                crate::service::chain(e.as_ref())
+                            ),
+                        })?;
+                let mut last = None;
+                for (name, value) in added {
+                    let name = match name {
+                        Some(n) => {
+                            last = Some(n.clone());
+                            n
+                        }
+                        None => match &last {
+                            Some(n) => n.clone(),
+                            None => continue,
+                        },
+                    };
+                    parts.headers.insert(name, value);
+                }
+                request = http::Request::from_parts(parts, body);
+            }
+            let response = self
+                .config
+                .service
+                .call(request)
+                .await
+                .map_err(|e| classify(&e))?;
+            let status = response.status();
+            if !status.is_redirection() {
+                return Ok(response);
+            }
+            let location = response
+                .headers()
+                .get(LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            let refuse = |reason: String| TransportError::RedirectRefused {
+                status: status.as_u16(),
+                location: location.clone(),
+                reason,
+            };
+            if status != StatusCode::TEMPORARY_REDIRECT && status != StatusCode::PERMANENT_REDIRECT
+            {
+                return Err(refuse(
+                    "only 307 and 308 keep the method and body, and only they are followed".into(),
+                ));
+            }
+            let Some(next) = resolve(&uri, &location) else {
+                return Err(refuse("its Location is not a valid URL".into()));
+            };
+            if Origin::of(&next).as_ref() != Some(&self.config.origin) {
+                tracing::warn!(%location, "refused a redirect to another origin");
+                return Err(refuse(
+                    "it leads to another origin, where nothing was sent".into(),
+                ));
+            }
+            hops += 1;
+            if hops > self.config.max_redirects {
+                return Err(refuse(format!(
+                    "more than {} redirects",
+                    self.config.max_redirects
+                )));
+            }
+            tracing::debug!(%next, "following a same-origin redirect");
+            uri = next;
+        }
+    }
+
+    /// Starts a request's exchange on a task of its own. For `initialize`,
+    /// waits for the response head first, so the session id is known
+    /// before the next message leaves.
+    async fn start_request(self: &Arc<Self>, request: Request) {
+        let id = request.id.clone();
+        let (headers, stream) = {
+            let mut state = self.state();
+            match state.requests.get_mut(&id) {
+                Some(p) => (std::mem::take(&mut p.headers), p.stream.clone()),
+                // Given up between the queue and here.
+                None => return,
+            }
+        };
+        let initialize = request.method == INITIALIZE;
+        let (head_tx, head_rx) = oneshot::channel();
+        let shared = self.clone();
+        let shutdown = self.engine.shutdown_token();
+        let span = tracing::debug_span!("mcp_http_request", id = %id, method = %request.method);
+        let exchange = async move {
+            shared.exchange(request, headers, head_tx).await;
+        };
+        let closed = stream.clone();
+        tokio::spawn(
+            async move {
+                tokio::select! {
+                    _ = exchange => {}
+                    _ = closed.cancelled_owned() => tracing::debug!("the request's stream was closed"),
+                    _ = shutdown.cancelled_owned() => {}
+                }
+            }
+            .instrument(span),
+        );
+        if initialize {
+            // Ends with the head, or when the exchange is dropped.
+            let _ = head_rx.await;
+        }
+    }
+
+    async fn exchange(
+        &self,
+        request: Request,
+        extra: Vec<(String, String)>,
+        head: oneshot::Sender<()>,
+    ) {
+        let id = request.id.clone();
+        let initialize = request.method == INITIALIZE;
+        let message = Message::Request(request);
+        let (headers, with_session) = self.message_headers(&message, &extra);
+        let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
+        let response = match self.send(Method::POST, &headers, body).await {
+            Ok(r) => r,
+            Err(e) => {
+                self.engine.fail_request(&id, e);
+                return;
+            }
+        };
+        if initialize
+            && response.status().is_success()
+            && let Some(session) = response
+                .headers()
+                .get(SESSION_ID_HEADER)
+                .and_then(|v| v.to_str().ok())
+        {
+            tracing::debug!("the server opened a session");
+            self.state().session_id = Some(session.to_owned());
+        }
+        let _ = head.send(());
+        if let Err(e) = self
+            .read_answer(&id, response, with_session, initialize)
+            .await
+        {
+            self.engine.fail_request(&id, e);
+        }
+    }
+
+    /// Reads a request's answer from its response.
+    async fn read_answer(
+        &self,
+        id: &RequestId,
+        response: http::Response<ResponseBody>,
+        with_session: bool,
+        initialize: bool,
+    ) -> Result<(), TransportError> {
+        let status = response.status();
+        if !status.is_success() {
+            return Err(self.status_error(response, with_session).await);
+        }
+        let content_type = content_type(response.headers());
+        let max = self.config.max_message_size;
+        match content_type.as_deref() {
+            Some("text/event-stream") => {
+                let mut events = sse::events(response.into_body(), max);
+                while let Some(event) = events.next().await {
+                    match event {
+                        Ok(event) => {
+                            if event.event.as_deref().is_some_and(|e| e != "message") {
+                                tracing::debug!(event = ?event.event, "skipped an event that is not a message");
+                                continue;
+                            }
+                            let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                                continue;
+                            };
+                            if self.deliver(data.as_bytes(), id, initialize) {
+                                return Ok(());
+                            }
+                        }
+                        Err(sse_stream::Error::Body(e)) => {
+                            return Err(match e.downcast_ref::<ReadError>() {
+                                Some(ReadError::TooLarge(t)) => {
+                                    self.engine.receive_oversized(&t.prefix, t.size, max);
+                                    TransportError::MessageTooLarge {
+                                        size: t.size,
+                                        limit: max,
+                                    }
+                                }
+                                _ => TransportError::StreamBroken {
+                                    may_have_run: true,
+                                    cause: format!("the response stream failed: {e}"),
+                                },
+                            });
+                        }
+                        Err(e) => {
+                            return Err(TransportError::Malformed {
+                                detail: format!("the response stream is not valid SSE ({e})"),
+                            });
+                        }
+                    }
+                }
+                Err(TransportError::StreamBroken {
+                    may_have_run: true,
+                    cause: "the response stream ended before the answer".into(),
+                })
+            }
+            Some("application/json") | None => {
+                let body = read_limited(response.into_body(), max).await?;
+                if body.iter().all(u8::is_ascii_whitespace) {
+                    return Err(TransportError::StreamBroken {
+                        may_have_run: true,
+                        cause: format!(
+                            "the server accepted the request (HTTP {}) without answering it",
+                            status.as_u16()
+                        ),
+                    });
+                }
+                if self.deliver(&body, id, initialize) {
+                    return Ok(());
+                }
+                Err(TransportError::Malformed {
+                    detail: "the response body held no answer to the request".into(),
+                })
+            }
+            Some(other) => {
+                let body = read_excerpt(response.into_body()).await;
+                Err(TransportError::Http {
+                    status: status.as_u16(),
+                    body: format!("(Content-Type {other}) {}", excerpt(&body)),
+                })
+            }
+        }
+    }
+
+    /// Gives one body or event's messages to the engine; true when the
+    /// request's answer was among them.
+    fn deliver(&self, bytes: &[u8], id: &RequestId, initialize: bool) -> bool {
+        let inbound = match Inbound::parse(bytes) {
+            Ok(inbound) => inbound,
+            Err(error) => {
+                let ours = error.id.as_ref() == Some(id) && !error.request;
+                self.engine.receive_malformed(error);
+                return ours;
+            }
+        };
+        let mut answered = false;
+        for message in inbound.into_messages(|e| self.engine.receive_malformed(e)) {
+            match &message {
+                Message::Response(r) if &r.id == id => {
+                    if initialize
+                        && let Some(version) =
+                            r.result.get("protocolVersion").and_then(Value::as_str)
+                    {
+                        self.state().legacy_version = Some(ProtocolVersion::new(version));
+                    }
+                    answered = true;
+                }
+                Message::Error(ErrorResponse { id: Some(e), .. }) if e == id => answered = true,
+                Message::Error(ErrorResponse { id: None, error }) => {
+                    // On a request's own response, a null id can only
+                    // mean this request.
+                    self.engine
+                        .fail_request(id, TransportError::from_rpc(error.clone()));
+                    answered = true;
+                    continue;
+                }
+                _ => {}
+            }
+            self.engine.receive(message);
+        }
+        answered
+    }
+
+    /// The error a non-2xx answer is.
+    async fn status_error(
+        &self,
+        response: http::Response<ResponseBody>,
+        with_session: bool,
+    ) -> TransportError {
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = read_excerpt(response.into_body()).await;
+        match status {
+            401 | 403 => {
+                return TransportError::AuthorizationRequired {
+                    status,
+                    challenge: headers
+                        .get(WWW_AUTHENTICATE)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned),
+                };
+            }
+            429 | 503 => {
+                return TransportError::RetryLater {
+                    status,
+                    retry_after: headers.get(RETRY_AFTER).and_then(retry_after),
+                    body: excerpt(&body),
+                };
+            }
+            _ => {}
+        }
+        let rpc = match Message::from_value(serde_json::from_slice(&body).unwrap_or(Value::Null)) {
+            Ok(Message::Error(e)) => Some(e.error),
+            _ => None,
+        };
+        if with_session {
+            let names_session = rpc.as_ref().is_some_and(|e| {
+                e.code == -32001 || e.message.to_ascii_lowercase().contains("session")
+            }) || String::from_utf8_lossy(&body)
+                .to_ascii_lowercase()
+                .contains("session");
+            if status == 404 || (status == 400 && names_session) {
+                tracing::info!(status, "the server's session expired; forgetting it");
+                self.state().session_id = None;
+                return TransportError::SessionExpired { status };
+            }
+        }
+        match rpc {
+            Some(error) if status < 500 => TransportError::from_rpc(error),
+            _ => TransportError::Http {
+                status,
+                body: excerpt(&body),
+            },
+        }
+    }
+
+    /// POSTs a notification or an answer, waiting (boundedly) for the
+    /// server to take it before the next message leaves.
+    async fn post_one_way(&self, message: Message) {
+        let method = message.method().unwrap_or("(answer)").to_owned();
+        let (headers, with_session) = self.message_headers(&message, &[]);
+        let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
+        let sent = tokio::time::timeout(
+            self.config.notification_timeout,
+            self.send(Method::POST, &headers, body),
+        )
+        .await;
+        match sent {
+            Ok(Ok(response)) if response.status().is_success() => {}
+            Ok(Ok(response)) => {
+                let error = self.status_error(response, with_session).await;
+                tracing::warn!(%method, %error, "the server refused a message");
+            }
+            Ok(Err(error)) => tracing::warn!(%method, %error, "a message could not be sent"),
+            Err(_) => tracing::warn!(
+                %method,
+                after = ?self.config.notification_timeout,
+                "the server did not take a message in time"
+            ),
+        }
+    }
+
+    /// A request given up: modern closes its stream; legacy also tells
+    /// the server with `notifications/cancelled`.
+    async fn cancel(&self, id: RequestId, reason: &'static str) {
+        let legacy = {
+            let mut state = self.state();
+            if let Some(pending) = state.requests.remove(&id) {
+                pending.stream.cancel();
+            }
+            state.session_id.is_some() || state.legacy_version.is_some()
+        };
+        if legacy {
+            self.post_one_way(Outbound::Cancel { id, reason }.into_message())
+                .await;
+        }
+    }
+
+    /// Ends a legacy session with `DELETE`, bounded in time (a 405 is fine).
+    async fn delete_session(&self, session: String) {
+        let mut headers = self.config.headers.clone();
+        insert(&mut headers, SESSION_ID_HEADER, &session);
+        if let Some(v) = self.state().legacy_version.clone()
+            && v >= ProtocolVersion::V2025_06_18
+        {
+            insert(&mut headers, PROTOCOL_VERSION_HEADER, v.as_str());
+        }
+        match tokio::time::timeout(
+            self.config.close_timeout,
+            self.send(Method::DELETE, &headers, Bytes::new()),
+        )
+        .await
+        {
+            Ok(Ok(r)) => tracing::debug!(status = r.status().as_u16(), "ended the session"),
+            Ok(Err(error)) => tracing::debug!(%error, "ending the session failed"),
+            Err(_) => tracing::debug!("ending the session took too long"),
+        }
+    }
+}
+
+fn insert(headers: &mut HeaderMap, name: &'static str, value: &str) {
+    match HeaderValue::try_from(value) {
+        Ok(v) => {
+            headers.insert(HeaderName::from_static(name), v);
+        }
+        Err(_) => tracing::warn!(
+            header = name,
+            "skipped a header value that HTTP cannot carry"
+        ),
+    }
+}
+
+fn content_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
+    Some(
+        value
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase(),
+    )
+}
+
+/// `Retry-After` as a delay: seconds, or an HTTP date.
+fn retry_after(value: &HeaderValue) -> Option<Duration> {
+    let text = value.to_str().ok()?.trim();
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let when = httpdate::parse_http_date(text).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// A whole body of at most `max` bytes.
+fn read_limited(
+    body: ResponseBody,
+    max: usize,
+) -> BoxFuture<'static, Result<Bytes, TransportError>> {
+    Box::pin(async move {
+        let mut body = body;
+        let mut kept = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| TransportError::StreamBroken {
+                may_have_run: true,
+                cause: format!(
+                    "the response body failed: {}",
+                    crate::service::chain(e.as_ref())
+                ),
+            })?;
+            if let Some(data) = frame.data_ref() {
+                if kept.len() + data.len() > max {
+                    return Err(TransportError::MessageTooLarge {
+                        size: kept.len() + data.len(),
+                        limit: max,
+                    });
+                }
+                kept.extend_from_slice(data);
+            }
+        }
+        Ok(Bytes::from(kept))
+    })
+}
+
+/// The start of a body, for an error.
+fn read_excerpt(body: ResponseBody) -> BoxFuture<'static, Bytes> {
+    Box::pin(async move {
+        let mut body = body;
+        let mut kept = Vec::new();
+        let reading = async {
+            while kept.len() < ERROR_BODY_LIMIT {
+                match body.frame().await {
+                    Some(Ok(frame)) => {
+                        if let Some(data) = frame.data_ref() {
+                            kept.extend_from_slice(data);
+                        }
+                    }
+                    _ => break,
+                }
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(5), reading).await;
+        Bytes::from(kept)
+    })
+}
+
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    let mut cut: String = text.chars().take(EXCERPT_CHARS).collect();
+    if cut.len() < text.len() {
+        cut.push('…');
+    }
+    cut
+}
