@@ -1,0 +1,352 @@
+//! The 2026-07-28 wire against a real loopback socket: headers, JSON and
+//! SSE answers, notifications, cancellation by closing the stream.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{TestServer, event, json, result, sse, status, until_closed};
+use http::HeaderValue;
+use mcp_protocol::{Notification, Request};
+use mcp_transport::{
+    CancellationToken, ConnectionHandlers, Listener, RequestOptions, Transport, TransportError,
+};
+use mcp_transport_http::HttpTransportBuilder;
+use serde_json::{Value, json};
+
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}
+    })
+}
+
+fn modern(id: i64, method: &str, mut params: Value) -> Request {
+    params["_meta"] = modern_meta();
+    Request::new(id, method, Some(params))
+}
+
+#[tokio::test]
+async fn modern_requests_carry_exactly_the_spec_headers() {
+    let server =
+        TestServer::start(|seen| async move { result(&seen, json!({"content": []})) }).await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .header(
+            http::header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer sesame"),
+        )
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+
+    let call = modern(
+        1,
+        "tools/call",
+        json!({"name": " weather 天気", "arguments": {"region": "eu-west1"}}),
+    );
+    let options = RequestOptions::new().header("Mcp-Param-Region", "eu-west1");
+    let value = transport.request(call, options).await.unwrap();
+    assert_eq!(value["resultType"], "complete");
+
+    let read = modern(2, "resources/read", json!({"uri": "file:///a%20b.txt"}));
+    transport
+        .request(read, RequestOptions::new())
+        .await
+        .unwrap();
+    let list = modern(3, "tools/list", json!({}));
+    transport
+        .request(list, RequestOptions::new())
+        .await
+        .unwrap();
+
+    let seen = server.seen();
+    assert_eq!(seen.len(), 3);
+    let first = &seen[0];
+    assert_eq!(first.method, http::Method::POST);
+    assert_eq!(first.path, "/mcp");
+    let mut names: Vec<&str> = first.headers.keys().map(|k| k.as_str()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "accept",
+            "authorization",
+            "content-length",
+            "content-type",
+            "host",
+            "mcp-method",
+            "mcp-name",
+            "mcp-param-region",
+            "mcp-protocol-version",
+        ]
+    );
+    assert_eq!(
+        first.header("accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert_eq!(first.header("content-type"), Some("application/json"));
+    assert_eq!(first.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(first.header("mcp-method"), Some("tools/call"));
+    // Leading space and non-ASCII: base64 of the UTF-8, in the markers.
+    assert_eq!(
+        first.header("mcp-name"),
+        Some("=?base64?IHdlYXRoZXIg5aSp5rCX?=")
+    );
+    assert_eq!(first.header("mcp-param-region"), Some("eu-west1"));
+    assert_eq!(first.header("authorization"), Some("Bearer sesame"));
+    assert_eq!(first.json()["params"]["name"], " weather 天気");
+
+    assert_eq!(seen[1].header("mcp-name"), Some("file:///a%20b.txt"));
+    assert_eq!(seen[1].header("mcp-method"), Some("resources/read"));
+    assert_eq!(
+        seen[2].header("mcp-name"),
+        None,
+        "tools/list has no Mcp-Name"
+    );
+    assert!(seen.iter().all(|s| s.header("mcp-session-id").is_none()));
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn an_sse_answer_routes_its_notifications_then_resolves() {
+    let server = TestServer::start(|seen| async move {
+        let id = seen.json()["id"].clone();
+        let (tx, response) = sse();
+        tokio::spawn(async move {
+            let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": "p1", "progress": 1, "total": 2}});
+            let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "hello"}});
+            let _ = tx.send(": comment, ignored\n\n".into()).await;
+            let _ = tx.send("id: e1\ndata:\n\n".into()).await;
+            let _ = tx.send(event(&progress)).await;
+            let _ = tx.send(event(&log)).await;
+            let answer =
+                json!({"jsonrpc": "2.0", "id": id, "result": {"content": [], "isError": false}});
+            // The answer split across two writes.
+            let text = event(&answer);
+            let (a, b) = text.split_at(10);
+            let _ = tx.send(a.to_owned()).await;
+            let _ = tx.send(b.to_owned()).await;
+            until_closed(&tx, Duration::from_secs(2)).await;
+        });
+        response
+    })
+    .await;
+    let (connection, mut connection_stream) = Listener::channel(16);
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::new(connection))
+        .unwrap();
+    let (listener, mut progress) = Listener::channel(16);
+    let mut params = json!({"name": "slow", "arguments": {}});
+    params["_meta"] = modern_meta();
+    params["_meta"]["progressToken"] = json!("p1");
+    let request = Request::new(7, "tools/call", Some(params));
+    let value = transport
+        .request(
+            request,
+            RequestOptions::new()
+                .listener(listener)
+                .timeout(Duration::from_secs(5)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(value["isError"], false);
+    use futures::StreamExt;
+    let p = progress.next().await.unwrap();
+    assert_eq!(p.method, "notifications/progress");
+    let log = connection_stream.next().await.unwrap();
+    assert_eq!(log.method, "notifications/message");
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn notifications_are_posted_in_order_and_answered_202() {
+    let server = TestServer::start(|seen| async move {
+        if seen.json().get("id").is_none() {
+            status(202)
+        } else {
+            result(&seen, json!({}))
+        }
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let mut params = json!({"notifications": {"toolsListChanged": true}});
+    params["_meta"] = modern_meta();
+    transport
+        .notify(Notification::new(
+            "notifications/roots/list_changed",
+            Some(json!({"_meta": modern_meta()})),
+        ))
+        .unwrap();
+    transport
+        .request(modern(1, "tools/list", json!({})), RequestOptions::new())
+        .await
+        .unwrap();
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(
+        seen[0].rpc_method().as_deref(),
+        Some("notifications/roots/list_changed")
+    );
+    assert_eq!(
+        seen[0].header("mcp-method"),
+        Some("notifications/roots/list_changed")
+    );
+    assert_eq!(seen[0].header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(seen[1].rpc_method().as_deref(), Some("tools/list"));
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn cancelling_closes_the_request_stream_and_posts_nothing() {
+    let (closed_tx, closed_rx) = tokio::sync::oneshot::channel::<Option<Duration>>();
+    let closed_tx = std::sync::Mutex::new(Some(closed_tx));
+    let closed_tx = std::sync::Arc::new(closed_tx);
+    let server = TestServer::start(move |_seen| {
+        let closed_tx = closed_tx.clone();
+        async move {
+            let (tx, response) = sse();
+            tokio::spawn(async move {
+                let took = until_closed(&tx, Duration::from_secs(5)).await;
+                if let Some(t) = closed_tx.lock().unwrap().take() {
+                    let _ = t.send(took);
+                }
+            });
+            response
+        }
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let token = CancellationToken::new();
+    let call = modern(1, "tools/call", json!({"name": "forever", "arguments": {}}));
+    let answer = transport.request(call, RequestOptions::new().cancellation(token.clone()));
+    let waiting = tokio::spawn(answer);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let cancelled_at = tokio::time::Instant::now();
+    token.cancel();
+    let outcome = waiting.await.unwrap();
+    assert_eq!(outcome, Err(TransportError::Cancelled));
+    assert!(
+        cancelled_at.elapsed() < Duration::from_millis(100),
+        "the future ends at once"
+    );
+    let took = closed_rx.await.unwrap();
+    let took = took.expect("the server saw the stream close");
+    // The stream was open 200 ms before the cancel; it closes within a
+    // second after it (generous for a loaded machine).
+    assert!(took < Duration::from_millis(1200), "closed after {took:?}");
+    // Modern HTTP has no notifications/cancelled: only the one POST.
+    assert_eq!(server.seen().len(), 1);
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_before_its_answer_is_stream_broken() {
+    let server = TestServer::start(|_seen| async move {
+        let (tx, response) = sse();
+        tokio::spawn(async move {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}});
+            let _ = tx.send(event(&note)).await;
+            // Dropping the sender ends the body.
+        });
+        response
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let outcome = transport
+        .request(
+            modern(1, "tools/call", json!({"name": "x"})),
+            RequestOptions::new(),
+        )
+        .await;
+    assert!(
+        matches!(
+            outcome,
+            Err(TransportError::StreamBroken {
+                may_have_run: true,
+                ..
+            })
+        ),
+        "{outcome:?}"
+    );
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_listen_stream_carries_notifications_to_the_listen_request() {
+    let server = TestServer::start(|seen| async move {
+        let id = seen.json()["id"].clone();
+        let (tx, response) = sse();
+        tokio::spawn(async move {
+            let meta = json!({"io.modelcontextprotocol/subscriptionId": id});
+            let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                "params": {"notifications": {"toolsListChanged": true}, "_meta": meta}});
+            let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                "params": {"_meta": meta}});
+            let _ = tx.send(event(&ack)).await;
+            let _ = tx.send(event(&changed)).await;
+            until_closed(&tx, Duration::from_secs(5)).await;
+        });
+        response
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let (listener, mut notes) = Listener::channel(16);
+    let listen = modern(
+        9,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let open = transport.request(listen, RequestOptions::new().listener(listener));
+    let open = tokio::spawn(open);
+    use futures::StreamExt;
+    let ack = tokio::time::timeout(Duration::from_secs(5), notes.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ack.method, "notifications/subscriptions/acknowledged");
+    let changed = tokio::time::timeout(Duration::from_secs(5), notes.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(changed.method, "notifications/tools/list_changed");
+    open.abort();
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_version_error_with_400_is_rpc_verbatim() {
+    let server = TestServer::start(|seen| async move {
+        json(
+            400,
+            json!({"jsonrpc": "2.0", "id": seen.json()["id"], "error": {"code": -32022,
+            "message": "Unsupported protocol version",
+            "data": {"supported": ["2026-07-28"], "requested": "1900-01-01"}}}),
+        )
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let outcome = transport
+        .request(
+            modern(1, "server/discover", json!({})),
+            RequestOptions::new(),
+        )
+        .await;
+    let Err(TransportError::Rpc { code, data, .. }) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(code, -32022);
+    assert_eq!(data.unwrap()["supported"], json!(["2026-07-28"]));
+    transport.close().await;
+}
