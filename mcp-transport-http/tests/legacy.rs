@@ -1,0 +1,329 @@
+//! Legacy Streamable HTTP (2025-03-26 … 2025-11-25) against a real
+//! loopback socket: the session, the version header, server requests on a
+//! stream, cancellation, expiry, DELETE on close.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{TestServer, event, json, sse, status, until_closed};
+use futures::future::BoxFuture;
+use mcp_protocol::{ErrorObject, Notification, Request};
+use mcp_transport::{
+    CancellationToken, ConnectionHandlers, RequestOptions, ServerRequestHandler, Transport,
+    TransportError,
+};
+use mcp_transport_http::HttpTransportBuilder;
+use serde_json::{Value, json};
+
+fn initialize(id: i64) -> Request {
+    Request::new(
+        id,
+        "initialize",
+        Some(json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}})),
+    )
+}
+
+/// A legacy server: `initialize` opens session "s-1"; a request with
+/// another (or no) session after that gets 404; `tools/list` answers as
+/// SSE; notifications get 202; DELETE ends the session.
+async fn legacy_server(version: &'static str) -> TestServer {
+    TestServer::start(move |seen| async move {
+        let body = seen.json();
+        if seen.method == http::Method::DELETE {
+            return status(200);
+        }
+        if body["method"] == "initialize" {
+            let mut response = json(
+                200,
+                json!({"jsonrpc": "2.0", "id": body["id"], "result": {
+                    "protocolVersion": version, "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "legacy", "version": "1"}}}),
+            );
+            response
+                .headers_mut()
+                .insert("mcp-session-id", "s-1".parse().unwrap());
+            return response;
+        }
+        if seen.header("mcp-session-id") != Some("s-1") {
+            return json(
+                404,
+                json!({"jsonrpc": "2.0", "id": null,
+                "error": {"code": -32001, "message": "Session not found"}}),
+            );
+        }
+        if body.get("id").is_none() || body.get("method").is_none() {
+            return status(202);
+        }
+        let id = body["id"].clone();
+        let (tx, response) = sse();
+        tokio::spawn(async move {
+            let _ = tx.send("id: 1\ndata:\n\n".into()).await;
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}});
+            let _ = tx.send(event(&answer)).await;
+        });
+        response
+    })
+    .await
+}
+
+#[tokio::test]
+async fn the_session_and_version_learned_from_initialize_go_on_every_later_request() {
+    let server = legacy_server("2025-06-18").await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let init = transport
+        .request(initialize(1), RequestOptions::new().no_wire_cancel())
+        .await
+        .unwrap();
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert_eq!(transport.session_id().as_deref(), Some("s-1"));
+    transport
+        .notify(Notification::new("notifications/initialized", None))
+        .unwrap();
+    let tools = transport
+        .request(Request::new(2, "tools/list", None), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(tools["tools"], json!([]));
+
+    let seen = server.seen();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[0].header("mcp-session-id"), None);
+    assert_eq!(seen[0].header("mcp-protocol-version"), None);
+    for later in &seen[1..] {
+        assert_eq!(later.header("mcp-session-id"), Some("s-1"));
+        assert_eq!(later.header("mcp-protocol-version"), Some("2025-06-18"));
+        assert_eq!(
+            later.header("mcp-method"),
+            None,
+            "no modern headers in legacy"
+        );
+        assert_eq!(
+            later.header("accept"),
+            Some("application/json, text/event-stream")
+        );
+    }
+    assert_eq!(
+        seen[1].rpc_method().as_deref(),
+        Some("notifications/initialized")
+    );
+
+    // Close ends the session with DELETE.
+    transport.close().await;
+    let seen = server.seen();
+    let delete = seen.last().unwrap();
+    assert_eq!(delete.method, http::Method::DELETE);
+    assert_eq!(delete.header("mcp-session-id"), Some("s-1"));
+    assert!(!transport.is_alive());
+}
+
+#[tokio::test]
+async fn no_version_header_for_2025_03_26() {
+    let server = legacy_server("2025-03-26").await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    transport
+        .request(initialize(1), RequestOptions::new())
+        .await
+        .unwrap();
+    transport
+        .request(Request::new(2, "tools/list", None), RequestOptions::new())
+        .await
+        .unwrap();
+    let seen = server.seen();
+    assert_eq!(seen[1].header("mcp-session-id"), Some("s-1"));
+    assert_eq!(seen[1].header("mcp-protocol-version"), None);
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_404_with_a_session_is_session_expired_and_the_id_is_forgotten() {
+    // This server forgets every session at once.
+    let server = TestServer::start(|seen| async move {
+        let body = seen.json();
+        if body["method"] == "initialize" {
+            let mut response = json(
+                200,
+                json!({"jsonrpc": "2.0", "id": body["id"],
+                "result": {"protocolVersion": "2025-11-25", "capabilities": {},
+                    "serverInfo": {"name": "x", "version": "1"}}}),
+            );
+            response
+                .headers_mut()
+                .insert("mcp-session-id", "gone".parse().unwrap());
+            return response;
+        }
+        if seen.header("mcp-session-id").is_some() {
+            return status(404);
+        }
+        // Without a session: 400, as servers that need one answer.
+        json(
+            400,
+            json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}}),
+        )
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    transport
+        .request(initialize(1), RequestOptions::new())
+        .await
+        .unwrap();
+    let expired = transport
+        .request(Request::new(2, "tools/list", None), RequestOptions::new())
+        .await;
+    assert_eq!(expired, Err(TransportError::SessionExpired { status: 404 }));
+    assert_eq!(transport.session_id(), None);
+    // The next request carries no session, and its 400 is no expiry.
+    let after = transport
+        .request(Request::new(3, "tools/list", None), RequestOptions::new())
+        .await;
+    assert!(
+        matches!(after, Err(TransportError::Rpc { code: -32000, .. })),
+        "{after:?}"
+    );
+    let seen = server.seen();
+    assert_eq!(seen[1].header("mcp-session-id"), Some("gone"));
+    assert_eq!(seen[2].header("mcp-session-id"), None);
+    transport.close().await;
+    // No session left, so no DELETE.
+    assert!(server.seen().iter().all(|s| s.method == http::Method::POST));
+}
+
+#[tokio::test]
+async fn a_400_naming_the_session_is_session_expired_too() {
+    let server = TestServer::start(|seen| async move {
+        let body = seen.json();
+        if body["method"] == "initialize" {
+            let mut response = json(
+                200,
+                json!({"jsonrpc": "2.0", "id": body["id"],
+                "result": {"protocolVersion": "2025-11-25", "capabilities": {},
+                    "serverInfo": {"name": "x", "version": "1"}}}),
+            );
+            response
+                .headers_mut()
+                .insert("mcp-session-id", "old".parse().unwrap());
+            return response;
+        }
+        json(
+            400,
+            json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}}),
+        )
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    transport
+        .request(initialize(1), RequestOptions::new())
+        .await
+        .unwrap();
+    let expired = transport
+        .request(Request::new(2, "ping", None), RequestOptions::new())
+        .await;
+    assert_eq!(expired, Err(TransportError::SessionExpired { status: 400 }));
+    transport.close().await;
+}
+
+struct Pong;
+
+impl ServerRequestHandler for Pong {
+    fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        assert_eq!(request.method, "ping");
+        Box::pin(async { Ok(json!({})) })
+    }
+}
+
+#[tokio::test]
+async fn a_server_request_on_a_stream_is_answered_by_post_then_cancel_is_posted() {
+    let (answered_tx, answered_rx) = tokio::sync::watch::channel(false);
+    let answered_tx = Arc::new(answered_tx);
+    let server = TestServer::start(move |seen| {
+        let answered_tx = answered_tx.clone();
+        async move {
+            let body = seen.json();
+            if body["method"] == "initialize" {
+                let mut response = json(
+                    200,
+                    json!({"jsonrpc": "2.0", "id": body["id"],
+                    "result": {"protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "x", "version": "1"}}}),
+                );
+                response
+                    .headers_mut()
+                    .insert("mcp-session-id", "s".parse().unwrap());
+                return response;
+            }
+            if body.get("result").is_some() {
+                // The client's answer to our ping.
+                answered_tx.send_replace(true);
+                return status(202);
+            }
+            if body.get("id").is_none() {
+                return status(202);
+            }
+            let (tx, response) = sse();
+            tokio::spawn(async move {
+                let ping = json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"});
+                let _ = tx.send(event(&ping)).await;
+                until_closed(&tx, Duration::from_secs(5)).await;
+            });
+            response
+        }
+    })
+    .await;
+    let handlers = ConnectionHandlers::discard().with_server_requests(Arc::new(Pong));
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(handlers)
+        .unwrap();
+    transport
+        .request(initialize(1), RequestOptions::new())
+        .await
+        .unwrap();
+    let token = CancellationToken::new();
+    let call = Request::new(
+        2,
+        "tools/call",
+        Some(json!({"name": "elicit", "arguments": {}})),
+    );
+    let pending =
+        tokio::spawn(transport.request(call, RequestOptions::new().cancellation(token.clone())));
+    let mut answered = answered_rx.clone();
+    tokio::time::timeout(Duration::from_secs(5), answered.wait_for(|a| *a))
+        .await
+        .unwrap()
+        .unwrap();
+    token.cancel();
+    assert_eq!(pending.await.unwrap(), Err(TransportError::Cancelled));
+    // The cancel is POSTed as notifications/cancelled, with the session.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let cancel = loop {
+        if let Some(c) = server.seen_method("notifications/cancelled").pop() {
+            break c;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no cancel was posted"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(cancel.json()["params"]["requestId"], 2);
+    assert_eq!(cancel.header("mcp-session-id"), Some("s"));
+    let answer = server
+        .seen()
+        .into_iter()
+        .find(|s| s.json().get("result").is_some())
+        .unwrap();
+    assert_eq!(answer.json()["id"], "srv-1");
+    assert_eq!(answer.header("mcp-session-id"), Some("s"));
+    transport.close().await;
+}
