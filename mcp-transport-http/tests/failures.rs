@@ -1,0 +1,344 @@
+//! What HTTP says, typed, against real loopback sockets: every bad answer
+//! gets its own error and nothing hangs.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{TestServer, full, json, result, sse};
+use http::Response;
+use mcp_protocol::Request;
+use mcp_transport::{
+    ConnectionHandlers, Listener, RequestOptions, Transport, TransportError, TransportEvent,
+};
+use mcp_transport_http::HttpTransportBuilder;
+use serde_json::json;
+
+fn ping(id: i64) -> Request {
+    Request::new(id, "ping", None)
+}
+
+async fn outcome_of(server: &TestServer) -> Result<serde_json::Value, TransportError> {
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let outcome = transport
+        .request(
+            ping(1),
+            RequestOptions::new().timeout(Duration::from_secs(5)),
+        )
+        .await;
+    transport.close().await;
+    outcome
+}
+
+#[tokio::test]
+async fn a_502_with_an_html_body_is_http_with_its_start() {
+    let server = TestServer::start(|_| async {
+        Response::builder()
+            .status(502)
+            .header("content-type", "text/html")
+            .body(full("<html><body><h1>502 Bad Gateway</h1></body></html>"))
+            .unwrap()
+    })
+    .await;
+    let outcome = outcome_of(&server).await;
+    let Err(TransportError::Http { status, body }) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(status, 502);
+    assert!(body.contains("502 Bad Gateway"), "{body}");
+}
+
+#[tokio::test]
+async fn a_5xx_with_a_json_rpc_body_is_still_http() {
+    let server = TestServer::start(|_| async {
+        json(
+            500,
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "boom"}}),
+        )
+    })
+    .await;
+    let outcome = outcome_of(&server).await;
+    assert!(
+        matches!(outcome, Err(TransportError::Http { status: 500, .. })),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_port_is_unreachable_quickly() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let transport = HttpTransportBuilder::new(format!("http://127.0.0.1:{port}/mcp"))
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let start = Instant::now();
+    let outcome = transport.request(ping(1), RequestOptions::new()).await;
+    let took = start.elapsed();
+    let Err(TransportError::Unreachable { cause }) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(cause.to_lowercase().contains("refused"), "{cause}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_sends_headers_times_out() {
+    let server = TestServer::start(|_| std::future::pending::<Response<common::Body>>()).await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let start = Instant::now();
+    let outcome = transport
+        .request(
+            ping(1),
+            RequestOptions::new().timeout(Duration::from_millis(300)),
+        )
+        .await;
+    let took = start.elapsed();
+    assert!(
+        matches!(outcome, Err(TransportError::Timeout { .. })),
+        "{outcome:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused_and_nothing_is_sent_there() {
+    let elsewhere = TestServer::start(|seen| async move { result(&seen, json!({})) }).await;
+    let target = elsewhere.url();
+    let server = TestServer::start(move |_| {
+        let target = target.clone();
+        async move {
+            Response::builder()
+                .status(307)
+                .header("location", target)
+                .body(full(""))
+                .unwrap()
+        }
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .header(
+            http::header::AUTHORIZATION,
+            "Bearer secret".parse().unwrap(),
+        )
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let outcome = transport.request(ping(1), RequestOptions::new()).await;
+    let Err(TransportError::RedirectRefused {
+        status, location, ..
+    }) = outcome
+    else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(status, 307);
+    assert_eq!(location, elsewhere.url());
+    assert!(
+        elsewhere.seen().is_empty(),
+        "nothing reached the other origin"
+    );
+    assert_eq!(server.seen().len(), 1);
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn same_origin_307_and_308_are_followed_with_method_body_and_headers() {
+    let server = TestServer::start(|seen| async move {
+        match seen.path.as_str() {
+            "/mcp" => Response::builder()
+                .status(307)
+                .header("location", "/moved")
+                .body(full(""))
+                .unwrap(),
+            "/moved" => Response::builder()
+                .status(308)
+                .header("location", "final")
+                .body(full(""))
+                .unwrap(),
+            _ => result(&seen, json!({"ok": true})),
+        }
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .header(
+            http::header::AUTHORIZATION,
+            "Bearer secret".parse().unwrap(),
+        )
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let value = transport
+        .request(ping(1), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(value["ok"], true);
+    let seen = server.seen();
+    let paths: Vec<&str> = seen.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(paths, ["/mcp", "/moved", "/final"]);
+    for s in &seen {
+        assert_eq!(s.method, http::Method::POST);
+        assert_eq!(s.json()["method"], "ping");
+        assert_eq!(s.header("authorization"), Some("Bearer secret"));
+    }
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_redirect_loop_stops_after_the_limit() {
+    let server = TestServer::start(|_| async {
+        Response::builder()
+            .status(307)
+            .header("location", "/mcp")
+            .body(full(""))
+            .unwrap()
+    })
+    .await;
+    let outcome = outcome_of(&server).await;
+    assert!(
+        matches!(outcome, Err(TransportError::RedirectRefused { .. })),
+        "{outcome:?}"
+    );
+    assert_eq!(server.seen().len(), 4, "the first try and three hops");
+}
+
+#[tokio::test]
+async fn an_oversized_json_body_is_message_too_large() {
+    let server =
+        TestServer::start(|seen| async move { result(&seen, json!({"blob": "x".repeat(10_000)})) })
+            .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .max_message_size(4096)
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let outcome = transport.request(ping(1), RequestOptions::new()).await;
+    assert!(
+        matches!(
+            outcome,
+            Err(TransportError::MessageTooLarge { limit: 4096, .. })
+        ),
+        "{outcome:?}"
+    );
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn an_oversized_sse_event_is_message_too_large_and_reported() {
+    let server = TestServer::start(|seen| async move {
+        let id = seen.json()["id"].clone();
+        let (tx, response) = sse();
+        tokio::spawn(async move {
+            let big = json!({"jsonrpc": "2.0", "id": id, "result": {"blob": "y".repeat(10_000)}});
+            let _ = tx.send(format!("data: {big}\n\n")).await;
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        });
+        response
+    })
+    .await;
+    let (events, mut events_stream) = Listener::<TransportEvent>::bounded("events", 8);
+    let transport = HttpTransportBuilder::new(server.url())
+        .max_message_size(4096)
+        .build(ConnectionHandlers::discard().with_events(events))
+        .unwrap();
+    let outcome = transport.request(ping(5), RequestOptions::new()).await;
+    assert!(
+        matches!(
+            outcome,
+            Err(TransportError::MessageTooLarge { limit: 4096, .. })
+        ),
+        "{outcome:?}"
+    );
+    use futures::StreamExt;
+    let event = events_stream.next().await.unwrap();
+    assert!(
+        matches!(event, TransportEvent::TooLarge { id: Some(ref id), request: false, .. } if *id == 5.into()),
+        "{event:?}"
+    );
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn authorization_and_rate_limits_are_typed() {
+    let server = TestServer::start(|seen| async move {
+        if seen.json()["id"] == 1 {
+            Response::builder()
+                .status(401)
+                .header(
+                    "www-authenticate",
+                    r#"Bearer resource_metadata="http://x/.well-known/oauth-protected-resource""#,
+                )
+                .body(full(""))
+                .unwrap()
+        } else {
+            Response::builder()
+                .status(429)
+                .header("retry-after", "7")
+                .body(full("slow down"))
+                .unwrap()
+        }
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let auth = transport.request(ping(1), RequestOptions::new()).await;
+    let Err(TransportError::AuthorizationRequired {
+        status: 401,
+        challenge: Some(challenge),
+    }) = auth
+    else {
+        panic!("{auth:?}")
+    };
+    assert!(challenge.contains("resource_metadata"));
+    let limited = transport.request(ping(2), RequestOptions::new()).await;
+    assert_eq!(
+        limited,
+        Err(TransportError::RetryLater {
+            status: 429,
+            retry_after: Some(Duration::from_secs(7)),
+            body: "slow down".into()
+        })
+    );
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_wrong_content_type_is_http() {
+    let server = TestServer::start(|_| async {
+        Response::builder()
+            .status(200)
+            .header("content-type", "text/plain")
+            .body(full("pong"))
+            .unwrap()
+    })
+    .await;
+    let outcome = outcome_of(&server).await;
+    assert!(
+        matches!(outcome, Err(TransportError::Http { status: 200, .. })),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_202_to_a_request_is_no_answer() {
+    let server = TestServer::start(|_| async { common::status(202) }).await;
+    let outcome = outcome_of(&server).await;
+    assert!(
+        matches!(outcome, Err(TransportError::StreamBroken { .. })),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_invalid_url_fails_the_build() {
+    let built =
+        HttpTransportBuilder::new("ftp://example.com/mcp").build(ConnectionHandlers::discard());
+    assert!(matches!(built, Err(TransportError::Unreachable { .. })));
+}
