@@ -18,8 +18,89 @@ use tower::util::BoxCloneSyncService;
 pub type BoxError = Box<dyn StdError + Send + Sync>;
 
 /// The body of every request the transport sends: one whole JSON message
-/// (or nothing, for `DELETE`).
-pub type RequestBody = http_body_util::Full<Bytes>;
+/// (or nothing, for `DELETE`), in one data frame.
+///
+/// It tells the transport when the service has taken its bytes (or
+/// dropped it), which is how messages leave in queue order without the
+/// transport waiting for answers.
+///
+/// ```
+/// use http_body_util::BodyExt;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let body = mcp_transport_http::RequestBody::from_static(b"{}");
+/// assert_eq!(body.collect().await.unwrap().to_bytes(), "{}");
+/// # }
+/// ```
+pub struct RequestBody {
+    data: Option<Bytes>,
+    taken: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl RequestBody {
+    /// A body of these bytes.
+    pub fn new(data: Bytes) -> Self {
+        RequestBody {
+            data: (!data.is_empty()).then_some(data),
+            taken: None,
+        }
+    }
+
+    /// A body of static bytes.
+    pub fn from_static(data: &'static [u8]) -> Self {
+        Self::new(Bytes::from_static(data))
+    }
+
+    /// A body that says on `taken` when its bytes were taken or it was
+    /// dropped.
+    pub(crate) fn signalling(data: Bytes, taken: tokio::sync::oneshot::Sender<()>) -> Self {
+        let mut body = Self::new(data);
+        body.taken = Some(taken);
+        body
+    }
+
+    fn signal(&mut self) {
+        if let Some(t) = self.taken.take() {
+            let _ = t.send(());
+        }
+    }
+}
+
+impl Drop for RequestBody {
+    fn drop(&mut self) {
+        self.signal();
+    }
+}
+
+impl http_body::Body for RequestBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let data = self.data.take();
+        self.signal();
+        std::task::Poll::Ready(data.map(|d| Ok(http_body::Frame::data(d))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_none()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.data.as_ref().map_or(0, |d| d.len() as u64))
+    }
+}
+
+impl std::fmt::Debug for RequestBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestBody")
+            .field("len", &self.data.as_ref().map_or(0, |d| d.len()))
+            .finish()
+    }
+}
 
 /// The body of a response, boxed so that any client's body fits.
 pub type ResponseBody = BoxBody<Bytes, BoxError>;

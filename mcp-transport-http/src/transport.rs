@@ -122,6 +122,11 @@ struct Pending {
     seq: u64,
     headers: Vec<(String, String)>,
     stream: CancellationToken,
+    /// Whether giving the request up closes its stream: always, except
+    /// for a modern request that must not be cancelled on the wire
+    /// (closing a modern stream is the cancel); that one's stream stays
+    /// open until its answer comes or the transport closes.
+    close_on_drop: bool,
 }
 
 /// MCP over Streamable HTTP, either era, decided message by message.
@@ -214,6 +219,8 @@ impl Transport for HttpTransport {
         let id = request.id.clone();
         let seq = self.shared.seq.fetch_add(1, Ordering::Relaxed);
         let stream = CancellationToken::new();
+        let modern = modern_version(&Message::Request(request.clone())).is_some();
+        let close_on_drop = options.cancel_on_wire || !modern;
         {
             let mut state = self.shared.state();
             // A duplicate id is refused by the engine; leave the live one be.
@@ -221,6 +228,7 @@ impl Transport for HttpTransport {
                 seq,
                 headers: options.headers.clone(),
                 stream,
+                close_on_drop,
             });
         }
         let answer = self.shared.engine.request(request, options);
@@ -298,6 +306,7 @@ impl Drop for RequestGuard {
             .get(&self.id)
             .is_some_and(|p| p.seq == self.seq)
             && let Some(pending) = state.requests.remove(&self.id)
+            && pending.close_on_drop
         {
             pending.stream.cancel();
         }
@@ -409,11 +418,16 @@ impl Shared {
         method: Method,
         headers: &HeaderMap,
         body: Bytes,
+        mut taken: Option<oneshot::Sender<()>>,
     ) -> Result<http::Response<ResponseBody>, TransportError> {
         let mut uri = self.config.url.clone();
         let mut hops = 0;
         loop {
-            let mut request = http::Request::new(RequestBody::new(body.clone()));
+            let body = match taken.take() {
+                Some(t) => RequestBody::signalling(body.clone(), t),
+                None => RequestBody::new(body.clone()),
+            };
+            let mut request = http::Request::new(body);
             *request.method_mut() = method.clone();
             *request.uri_mut() = uri.clone();
             *request.headers_mut() = headers.clone();
@@ -508,11 +522,12 @@ impl Shared {
         };
         let initialize = request.method == INITIALIZE;
         let (head_tx, head_rx) = oneshot::channel();
+        let (taken_tx, taken_rx) = oneshot::channel();
         let shared = self.clone();
         let shutdown = self.engine.shutdown_token();
         let span = tracing::debug_span!("mcp_http_request", id = %id, method = %request.method);
         let exchange = async move {
-            shared.exchange(request, headers, head_tx).await;
+            shared.exchange(request, headers, head_tx, taken_tx).await;
         };
         let closed = stream.clone();
         tokio::spawn(
@@ -525,8 +540,12 @@ impl Shared {
             }
             .instrument(span),
         );
+        // The next message leaves once this one's bytes are on their way
+        // (or the exchange ended), so messages leave in queue order; after
+        // `initialize`, once its response head has come, so the session id
+        // is known. Both end early if the exchange is dropped.
+        let _ = taken_rx.await;
         if initialize {
-            // Ends with the head, or when the exchange is dropped.
             let _ = head_rx.await;
         }
     }
@@ -536,13 +555,14 @@ impl Shared {
         request: Request,
         extra: Vec<(String, String)>,
         head: oneshot::Sender<()>,
+        taken: oneshot::Sender<()>,
     ) {
         let id = request.id.clone();
         let initialize = request.method == INITIALIZE;
         let message = Message::Request(request);
         let (headers, with_session) = self.message_headers(&message, &extra);
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
-        let response = match self.send(Method::POST, &headers, body).await {
+        let response = match self.send(Method::POST, &headers, body, Some(taken)).await {
             Ok(r) => r,
             Err(e) => {
                 self.engine.fail_request(&id, e);
@@ -754,7 +774,7 @@ impl Shared {
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
         let sent = tokio::time::timeout(
             self.config.notification_timeout,
-            self.send(Method::POST, &headers, body),
+            self.send(Method::POST, &headers, body, None),
         )
         .await;
         match sent {
@@ -780,7 +800,10 @@ impl Shared {
             if let Some(pending) = state.requests.remove(&id) {
                 pending.stream.cancel();
             }
-            state.session_id.is_some() || state.legacy_version.is_some()
+            // A connection that never sent a modern message is legacy.
+            state.session_id.is_some()
+                || state.legacy_version.is_some()
+                || state.modern_version.is_none()
         };
         if legacy {
             self.post_one_way(Outbound::Cancel { id, reason }.into_message())
@@ -799,7 +822,7 @@ impl Shared {
         }
         match tokio::time::timeout(
             self.config.close_timeout,
-            self.send(Method::DELETE, &headers, Bytes::new()),
+            self.send(Method::DELETE, &headers, Bytes::new(), None),
         )
         .await
         {
