@@ -43,6 +43,9 @@ pub const NAME_HEADER: &str = "mcp-name";
 /// What every POST accepts: both answer forms the spec allows.
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
+/// How long the next message waits for a request's response head.
+const ORDER_GRACE: Duration = Duration::from_millis(25);
+
 /// How much of a non-JSON-RPC body an error keeps.
 const EXCERPT_CHARS: usize = 512;
 /// How much of an error body is read to find a JSON-RPC error in it.
@@ -547,6 +550,11 @@ impl Shared {
         let _ = taken_rx.await;
         if initialize {
             let _ = head_rx.await;
+        } else {
+            // Servers that stream send their head at once; waiting a
+            // moment for it keeps two requests in order at the server too,
+            // and costs a slow JSON server's next message at most this.
+            let _ = tokio::time::timeout(ORDER_GRACE, head_rx).await;
         }
     }
 
@@ -560,6 +568,7 @@ impl Shared {
         let id = request.id.clone();
         let initialize = request.method == INITIALIZE;
         let message = Message::Request(request);
+        let legacy = modern_version(&message).is_none();
         let (headers, with_session) = self.message_headers(&message, &extra);
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
         let response = match self.send(Method::POST, &headers, body, Some(taken)).await {
@@ -581,7 +590,7 @@ impl Shared {
         }
         let _ = head.send(());
         if let Err(e) = self
-            .read_answer(&id, response, with_session, initialize)
+            .read_answer(&id, response, with_session, initialize, legacy)
             .await
         {
             self.engine.fail_request(&id, e);
@@ -595,6 +604,7 @@ impl Shared {
         response: http::Response<ResponseBody>,
         with_session: bool,
         initialize: bool,
+        legacy: bool,
     ) -> Result<(), TransportError> {
         let status = response.status();
         if !status.is_success() {
@@ -605,6 +615,11 @@ impl Shared {
         match content_type.as_deref() {
             Some("text/event-stream") => {
                 let mut events = sse::events(response.into_body(), max);
+                // A legacy stream is read on after the answer until the
+                // server ends it (it SHOULD at once), so nothing it sends
+                // later is lost; a modern answer is the stream's last
+                // message.
+                let mut answered = false;
                 while let Some(event) = events.next().await {
                     match event {
                         Ok(event) => {
@@ -615,10 +630,14 @@ impl Shared {
                             let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
                                 continue;
                             };
-                            if self.deliver(data.as_bytes(), id, initialize) {
-                                return Ok(());
+                            if self.deliver(data.as_bytes(), id, initialize, legacy) {
+                                if !legacy {
+                                    return Ok(());
+                                }
+                                answered = true;
                             }
                         }
+                        Err(_) if answered => return Ok(()),
                         Err(sse_stream::Error::Body(e)) => {
                             return Err(match e.downcast_ref::<ReadError>() {
                                 Some(ReadError::TooLarge(t)) => {
@@ -641,6 +660,9 @@ impl Shared {
                         }
                     }
                 }
+                if answered {
+                    return Ok(());
+                }
                 Err(TransportError::StreamBroken {
                     may_have_run: true,
                     cause: "the response stream ended before the answer".into(),
@@ -657,7 +679,7 @@ impl Shared {
                         ),
                     });
                 }
-                if self.deliver(&body, id, initialize) {
+                if self.deliver(&body, id, initialize, false) {
                     return Ok(());
                 }
                 Err(TransportError::Malformed {
@@ -676,7 +698,7 @@ impl Shared {
 
     /// Gives one body or event's messages to the engine; true when the
     /// request's answer was among them.
-    fn deliver(&self, bytes: &[u8], id: &RequestId, initialize: bool) -> bool {
+    fn deliver(&self, bytes: &[u8], id: &RequestId, initialize: bool, keep: bool) -> bool {
         let inbound = match Inbound::parse(bytes) {
             Ok(inbound) => inbound,
             Err(error) => {
@@ -707,6 +729,13 @@ impl Shared {
                     continue;
                 }
                 _ => {}
+            }
+            if answered && keep {
+                // Before the answer wakes the caller, whose dropping the
+                // future would otherwise close the stream.
+                if let Some(p) = self.state().requests.get_mut(id) {
+                    p.close_on_drop = false;
+                }
             }
             self.engine.receive(message);
         }

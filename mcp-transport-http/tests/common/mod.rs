@@ -72,6 +72,8 @@ impl TestServer {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
+                // Small SSE chunks must not wait for the client's delayed ACK.
+                let _ = stream.set_nodelay(true);
                 let handler = handler.clone();
                 let record = record.clone();
                 tokio::spawn(async move {
