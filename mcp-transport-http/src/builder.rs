@@ -40,6 +40,7 @@ pub const DEFAULT_NOTIFICATION_TIMEOUT: Duration = Duration::from_secs(10);
 /// | [`max_message_size`](Self::max_message_size) | [`DEFAULT_MAX_MESSAGE_SIZE`] (128 MiB, per JSON body or SSE event) |
 /// | [`close_timeout`](Self::close_timeout) | [`DEFAULT_CLOSE_TIMEOUT`] (2 s for the session's `DELETE`) |
 /// | [`notification_timeout`](Self::notification_timeout) | [`DEFAULT_NOTIFICATION_TIMEOUT`] (10 s) |
+/// | [`legacy_get_stream`](Self::legacy_get_stream) | on: opened after `notifications/initialized`, reopened with `Last-Event-ID` and a capped, doubling delay, given up after 5 fruitless tries or at once on a 405 |
 ///
 /// It is also a [`Connector`]: each `connect` builds a fresh transport
 /// (a new session, for a legacy server) with the same settings.
@@ -74,6 +75,7 @@ pub struct HttpTransportBuilder {
     max_redirects: usize,
     close_timeout: Duration,
     notification_timeout: Duration,
+    get_stream: bool,
 }
 
 impl HttpTransportBuilder {
@@ -94,6 +96,7 @@ impl HttpTransportBuilder {
             max_redirects: DEFAULT_MAX_REDIRECTS,
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
             notification_timeout: DEFAULT_NOTIFICATION_TIMEOUT,
+            get_stream: true,
         }
     }
 
@@ -185,6 +188,14 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// Whether a legacy connection opens the GET stream for server
+    /// messages right after `notifications/initialized` (on by default; a
+    /// server that answers 405 is never asked again).
+    pub fn legacy_get_stream(mut self, open: bool) -> Self {
+        self.get_stream = open;
+        self
+    }
+
     /// Builds the transport. Must be called inside a tokio runtime. Fails
     /// with [`TransportError::Unreachable`] for a URL that is not `http` or
     /// `https` with a host, or a root certificate rustls refuses.
@@ -218,6 +229,7 @@ impl HttpTransportBuilder {
                 max_redirects: self.max_redirects,
                 close_timeout: self.close_timeout,
                 notification_timeout: self.notification_timeout,
+                get_stream: self.get_stream,
             },
             handlers,
         ))

@@ -1,6 +1,6 @@
 //! Streamable HTTP for MCP clients, on hyper: the 2026-07-28 POST-only
 //! transport with its `Mcp-*` headers, and legacy Streamable HTTP
-//! (2025-03-26 to 2025-11-25) with its session.
+//! (2025-03-26 to 2025-11-25) with its session and GET stream.
 //!
 //! [`HttpTransport`] is built on [`mcp_transport::Engine`] (id correlation,
 //! timeouts, cancellation, routing), like the stdio transport; what it adds
@@ -50,11 +50,12 @@
 //!
 //! # Not yet
 //!
-//! The legacy GET stream and SSE resumption with `Last-Event-ID`, the
+//! Resuming a legacy POST stream that broke after an event id (by GET with
+//! `Last-Event-ID`; the GET stream itself is reopened that way), the
 //! 2024-11-05 HTTP+SSE fallback, proxies from `HTTP_PROXY`/`HTTPS_PROXY`/
 //! `NO_PROXY`, client certificates, and an idle-read timeout for
-//! long-lived streams. A legacy request answered with 202 and no body (its
-//! answer meant for the GET stream) fails with `StreamBroken`.
+//! long-lived streams. A request answered with 202 and no body (its answer
+//! meant for the GET stream) fails with `StreamBroken`.
 //!
 //! # Dependencies, and why
 //!

@@ -14,7 +14,9 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use http_body_util::BodyExt;
 use mcp_protocol::headers::encode_header_value;
 use mcp_protocol::meta::protocol_version_of;
-use mcp_protocol::methods::{INITIALIZE, PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
+use mcp_protocol::methods::{
+    INITIALIZE, NOTIFICATION_INITIALIZED, PROMPTS_GET, RESOURCES_READ, TOOLS_CALL,
+};
 use mcp_protocol::version::Era;
 use mcp_protocol::{
     ErrorResponse, Inbound, Message, Notification, ProtocolVersion, Request, RequestId,
@@ -42,6 +44,17 @@ pub const METHOD_HEADER: &str = "mcp-method";
 pub const NAME_HEADER: &str = "mcp-name";
 /// What every POST accepts: both answer forms the spec allows.
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// How long the message after `notifications/initialized` waits for the
+/// GET stream's response head.
+const GET_HEAD_WAIT: Duration = Duration::from_secs(1);
+/// How many times in a row the GET stream is reopened without receiving
+/// a message before it is given up.
+const GET_MAX_ATTEMPTS: u32 = 5;
+/// The first reconnect delay of the GET stream (a server's `retry:` is a
+/// floor above it); it doubles up to [`GET_MAX_DELAY`].
+const GET_FIRST_DELAY: Duration = Duration::from_millis(500);
+const GET_MAX_DELAY: Duration = Duration::from_secs(30);
 
 /// How long the next message waits for a request's response head.
 const ORDER_GRACE: Duration = Duration::from_millis(25);
@@ -100,6 +113,7 @@ pub(crate) struct Config {
     pub(crate) max_redirects: usize,
     pub(crate) close_timeout: Duration,
     pub(crate) notification_timeout: Duration,
+    pub(crate) get_stream: bool,
 }
 
 struct Shared {
@@ -107,6 +121,7 @@ struct Shared {
     config: Arc<Config>,
     state: Mutex<State>,
     seq: AtomicU64,
+    get_started: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -142,7 +157,19 @@ struct Pending {
 /// * Any other message is legacy Streamable HTTP: the `Mcp-Session-Id`
 ///   the server gave in its `initialize` response, and from 2025-06-18 the
 ///   `MCP-Protocol-Version` the `initialize` result named, both learned as
-///   they pass through. Cancelling POSTs `notifications/cancelled`.
+///   they pass through. Cancelling POSTs `notifications/cancelled`. Right
+///   after `notifications/initialized` (before any later request) the GET
+///   stream for server messages is opened; a 405 or a 4xx ends it for
+///   good, a stream that ends is reopened with `Last-Event-ID` after the
+///   server's `retry:` (or a doubling delay) and given up after 5
+///   reopenings in a row that brought nothing. A request's SSE stream is
+///   read on after its answer until the server ends it. `close` ends the
+///   session with `DELETE`, bounded by the close timeout.
+///
+/// Messages leave in queue order: the next waits until the previous
+/// POST's body was taken by the HTTP client and, briefly (25 ms at most),
+/// for its response head; a notification's POST is answered (202) before
+/// the next message leaves.
 ///
 /// Every POST accepts JSON and SSE answers; a request's SSE stream carries
 /// its notifications (routed by the engine to the request's listener, or
@@ -194,6 +221,7 @@ impl HttpTransport {
             config: Arc::new(config),
             state: Mutex::new(State::default()),
             seq: AtomicU64::new(0),
+            get_started: std::sync::atomic::AtomicBool::new(false),
         });
         let writer =
             tokio::spawn(write_loop(shared.clone(), outbound).instrument(span)).abort_handle();
@@ -328,7 +356,16 @@ async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiver) {
             Some(Outbound::Message(Message::Request(request))) => {
                 shared.start_request(request).await;
             }
-            Some(Outbound::Message(message)) => shared.post_one_way(message).await,
+            Some(Outbound::Message(message)) => {
+                let initialized = message.method() == Some(NOTIFICATION_INITIALIZED);
+                shared.post_one_way(message).await;
+                if initialized && shared.config.get_stream && shared.is_legacy() {
+                    // Opened before any later request leaves, as servers
+                    // that time their resumption expect.
+                    let head = shared.open_get_stream();
+                    let _ = tokio::time::timeout(GET_HEAD_WAIT, head).await;
+                }
+            }
             Some(Outbound::Cancel { id, reason }) => shared.cancel(id, reason).await,
             Some(other) => shared.post_one_way(other.into_message()).await,
         }
@@ -837,6 +874,142 @@ impl Shared {
         if legacy {
             self.post_one_way(Outbound::Cancel { id, reason }.into_message())
                 .await;
+        }
+    }
+
+    fn is_legacy(&self) -> bool {
+        let state = self.state();
+        state.session_id.is_some() || state.legacy_version.is_some()
+    }
+
+    fn legacy_headers(&self, accept: &'static str) -> HeaderMap {
+        let mut headers = self.config.headers.clone();
+        headers.insert(ACCEPT, HeaderValue::from_static(accept));
+        let state = self.state();
+        if let Some(session) = &state.session_id {
+            insert(&mut headers, SESSION_ID_HEADER, session);
+        }
+        if let Some(v) = &state.legacy_version
+            && *v >= ProtocolVersion::V2025_06_18
+        {
+            insert(&mut headers, PROTOCOL_VERSION_HEADER, v.as_str());
+        }
+        headers
+    }
+
+    /// Opens the legacy GET stream once; the receiver ends when its first
+    /// response head came (or it failed).
+    fn open_get_stream(self: &Arc<Self>) -> oneshot::Receiver<()> {
+        let (head_tx, head_rx) = oneshot::channel();
+        if self.get_started.swap(true, Ordering::SeqCst) {
+            return head_rx;
+        }
+        let shared = self.clone();
+        let shutdown = self.engine.shutdown_token();
+        let span = tracing::debug_span!("mcp_http_get");
+        tokio::spawn(
+            async move {
+                tokio::select! {
+                    _ = shared.get_loop(head_tx) => {}
+                    _ = shutdown.cancelled_owned() => {}
+                }
+            }
+            .instrument(span),
+        );
+        head_rx
+    }
+
+    /// The legacy GET stream: server messages outside any request. A 405,
+    /// another 4xx or a 200 that is not SSE means the server offers none,
+    /// and it is never asked again; a stream that ends or fails is
+    /// reopened with `Last-Event-ID`, after the server's `retry:` or a
+    /// doubling delay, and given up after [`GET_MAX_ATTEMPTS`] reopenings
+    /// in a row that brought no message (a clean close counts).
+    async fn get_loop(&self, head: oneshot::Sender<()>) {
+        let mut head = Some(head);
+        let mut last_id: Option<String> = None;
+        let mut retry_floor = Duration::ZERO;
+        let mut attempts = 0u32;
+        let max = self.config.max_message_size;
+        loop {
+            let mut headers = self.legacy_headers("text/event-stream");
+            if let Some(id) = &last_id
+                && let Ok(v) = HeaderValue::try_from(id.as_str())
+            {
+                headers.insert(HeaderName::from_static("last-event-id"), v);
+            }
+            let sent = self.send(Method::GET, &headers, Bytes::new(), None).await;
+            if let Some(h) = head.take() {
+                let _ = h.send(());
+            }
+            match sent {
+                Err(error) => tracing::debug!(%error, "the GET stream could not be opened"),
+                Ok(response) => {
+                    let status = response.status();
+                    let sse =
+                        content_type(response.headers()).as_deref() == Some("text/event-stream");
+                    if status.is_client_error() || (status.is_success() && !sse) {
+                        tracing::debug!(
+                            status = status.as_u16(),
+                            "the server offers no GET stream"
+                        );
+                        return;
+                    }
+                    if status.is_success() {
+                        let mut events = sse::events(response.into_body(), max);
+                        while let Some(event) = events.next().await {
+                            match event {
+                                Ok(event) => {
+                                    if let Some(id) = event.id {
+                                        last_id = Some(id);
+                                    }
+                                    if let Some(ms) = event.retry {
+                                        retry_floor = Duration::from_millis(ms);
+                                    }
+                                    if event.event.as_deref().is_some_and(|e| e != "message") {
+                                        continue;
+                                    }
+                                    let Some(data) = event.data.filter(|d| !d.trim().is_empty())
+                                    else {
+                                        continue;
+                                    };
+                                    attempts = 0;
+                                    match Inbound::parse(data.as_bytes()) {
+                                        Ok(inbound) => self.engine.receive_inbound(inbound),
+                                        Err(error) => self.engine.receive_malformed(error),
+                                    }
+                                }
+                                Err(sse_stream::Error::Body(e)) => {
+                                    if let Some(ReadError::TooLarge(t)) =
+                                        e.downcast_ref::<ReadError>()
+                                    {
+                                        self.engine.receive_oversized(&t.prefix, t.size, max);
+                                    }
+                                    break;
+                                }
+                                Err(error) => {
+                                    tracing::warn!(%error, "the GET stream is not valid SSE");
+                                    break;
+                                }
+                            }
+                        }
+                    } else {
+                        tracing::debug!(
+                            status = status.as_u16(),
+                            "the GET stream was refused for now"
+                        );
+                    }
+                }
+            }
+            attempts += 1;
+            if attempts > GET_MAX_ATTEMPTS {
+                tracing::warn!(attempts, "gave up reopening the GET stream");
+                return;
+            }
+            let backoff = GET_FIRST_DELAY
+                .saturating_mul(1 << (attempts - 1).min(10))
+                .min(GET_MAX_DELAY);
+            tokio::time::sleep(backoff.max(retry_floor)).await;
         }
     }
 

@@ -90,7 +90,17 @@ async fn the_session_and_version_learned_from_initialize_go_on_every_later_reque
         .unwrap();
     assert_eq!(tools["tools"], json!([]));
 
-    let seen = server.seen();
+    let all = server.seen();
+    // The GET stream was tried once (this server answers it 202, no SSE:
+    // it offers none) and never again.
+    assert_eq!(
+        all.iter().filter(|s| s.method == http::Method::GET).count(),
+        1
+    );
+    let seen: Vec<_> = all
+        .into_iter()
+        .filter(|s| s.method == http::Method::POST)
+        .collect();
     assert_eq!(seen.len(), 3);
     assert_eq!(seen[0].header("mcp-session-id"), None);
     assert_eq!(seen[0].header("mcp-protocol-version"), None);
@@ -325,5 +335,174 @@ async fn a_server_request_on_a_stream_is_answered_by_post_then_cancel_is_posted(
         .unwrap();
     assert_eq!(answer.json()["id"], "srv-1");
     assert_eq!(answer.header("mcp-session-id"), Some("s"));
+    transport.close().await;
+}
+
+/// A legacy server whose GET handler is `get`; `initialize` opens "g".
+async fn server_with_get<F, Fut>(get: F) -> TestServer
+where
+    F: Fn(common::Seen) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = http::Response<common::Body>> + Send + 'static,
+{
+    let get = Arc::new(get);
+    TestServer::start(move |seen| {
+        let get = get.clone();
+        async move {
+            let body = seen.json();
+            if seen.method == http::Method::GET {
+                return get(seen).await;
+            }
+            if body["method"] == "initialize" {
+                let mut response = json(
+                    200,
+                    json!({"jsonrpc": "2.0", "id": body["id"],
+                    "result": {"protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "x", "version": "1"}}}),
+                );
+                response
+                    .headers_mut()
+                    .insert("mcp-session-id", "g".parse().unwrap());
+                return response;
+            }
+            status(202)
+        }
+    })
+    .await
+}
+
+async fn handshake(transport: &mcp_transport_http::HttpTransport) {
+    transport
+        .request(initialize(1), RequestOptions::new())
+        .await
+        .unwrap();
+    transport
+        .notify(Notification::new("notifications/initialized", None))
+        .unwrap();
+}
+
+async fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_get_stream_carries_notifications_and_server_requests() {
+    let server = server_with_get(|_seen| async move {
+        let (tx, response) = sse();
+        tokio::spawn(async move {
+            let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+            let ping = json!({"jsonrpc": "2.0", "id": "srv-9", "method": "ping"});
+            let _ = tx.send(format!("id: ev-1\n{}", event(&changed))).await;
+            let _ = tx.send(event(&ping)).await;
+            until_closed(&tx, Duration::from_secs(5)).await;
+        });
+        response
+    })
+    .await;
+    let (listener, mut notes) = mcp_transport::Listener::channel(8);
+    let handlers = ConnectionHandlers::new(listener).with_server_requests(Arc::new(Pong));
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(handlers)
+        .unwrap();
+    handshake(&transport).await;
+    use futures::StreamExt;
+    let note = tokio::time::timeout(Duration::from_secs(5), notes.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(note.method, "notifications/tools/list_changed");
+    wait_until("the ping's answer", || {
+        server.seen().iter().any(|s| s.json()["id"] == "srv-9")
+    })
+    .await;
+    let seen = server.seen();
+    let gets: Vec<_> = seen
+        .iter()
+        .filter(|s| s.method == http::Method::GET)
+        .collect();
+    assert_eq!(gets.len(), 1);
+    assert_eq!(gets[0].header("accept"), Some("text/event-stream"));
+    assert_eq!(gets[0].header("mcp-session-id"), Some("g"));
+    assert_eq!(gets[0].header("mcp-protocol-version"), Some("2025-11-25"));
+    // The GET was opened right after initialized, before anything else.
+    let order: Vec<String> = seen
+        .iter()
+        .map(|s| s.rpc_method().unwrap_or_else(|| s.method.to_string()))
+        .collect();
+    assert_eq!(
+        &order[..3],
+        ["initialize", "notifications/initialized", "GET"]
+    );
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_405_to_the_get_stream_is_never_retried() {
+    let server = server_with_get(|_seen| async move { status(405) }).await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    handshake(&transport).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let gets = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.method == http::Method::GET)
+        .count();
+    assert_eq!(gets, 1);
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_closed_get_stream_is_reopened_with_last_event_id_after_retry() {
+    let server = server_with_get(|seen| async move {
+        let (tx, response) = sse();
+        let first = seen.header("last-event-id").is_none();
+        tokio::spawn(async move {
+            if first {
+                let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                let _ = tx
+                    .send(format!("id: e-7\nretry: 700\n{}", event(&note)))
+                    .await;
+                // Ends the stream.
+            } else {
+                until_closed(&tx, Duration::from_secs(5)).await;
+            }
+        });
+        response
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    handshake(&transport).await;
+    let start = tokio::time::Instant::now();
+    wait_until("a second GET", || {
+        server
+            .seen()
+            .iter()
+            .filter(|s| s.method == http::Method::GET)
+            .count()
+            >= 2
+    })
+    .await;
+    let waited = start.elapsed();
+    let seen = server.seen();
+    let second = seen
+        .iter()
+        .filter(|s| s.method == http::Method::GET)
+        .nth(1)
+        .unwrap();
+    assert_eq!(second.header("last-event-id"), Some("e-7"));
+    assert!(
+        waited >= Duration::from_millis(650),
+        "reopened after {waited:?}, before retry: 700"
+    );
     transport.close().await;
 }
