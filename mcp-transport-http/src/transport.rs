@@ -15,7 +15,8 @@ use http_body_util::BodyExt;
 use mcp_protocol::headers::encode_header_value;
 use mcp_protocol::meta::protocol_version_of;
 use mcp_protocol::methods::{
-    INITIALIZE, NOTIFICATION_INITIALIZED, PROMPTS_GET, RESOURCES_READ, TOOLS_CALL,
+    INITIALIZE, NOTIFICATION_INITIALIZED, PROMPTS_GET, RESOURCES_READ, TASKS_CANCEL, TASKS_GET,
+    TASKS_RESULT, TOOLS_CALL,
 };
 use mcp_protocol::version::Era;
 use mcp_protocol::{
@@ -382,7 +383,8 @@ fn modern_version(message: &Message) -> Option<ProtocolVersion> {
     protocol_version_of(meta).filter(|v| v.era() == Era::Modern)
 }
 
-/// The `Mcp-Name` of a request: `params.name` or `params.uri`.
+/// The `Mcp-Name` of a request: `params.name` or `params.uri` (or the
+/// tasks extension's `params.taskId`).
 fn mcp_name(message: &Message) -> Option<&str> {
     let Message::Request(r) = message else {
         return None;
@@ -390,6 +392,8 @@ fn mcp_name(message: &Message) -> Option<&str> {
     let key = match r.method.as_str() {
         TOOLS_CALL | PROMPTS_GET => "name",
         RESOURCES_READ => "uri",
+        // The tasks extension names the task.
+        TASKS_GET | TASKS_RESULT | TASKS_CANCEL => "taskId",
         _ => return None,
     };
     r.params.as_ref()?.get(key)?.as_str()

@@ -350,3 +350,88 @@ async fn a_version_error_with_400_is_rpc_verbatim() {
     assert_eq!(data.unwrap()["supported"], json!(["2026-07-28"]));
     transport.close().await;
 }
+
+#[tokio::test]
+async fn a_header_provider_is_asked_at_every_request_and_hop() {
+    use futures::future::BoxFuture;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    struct Counting(AtomicU32);
+    impl mcp_transport_http::HeaderProvider for Counting {
+        fn headers(
+            &self,
+            request: &http::request::Parts,
+        ) -> BoxFuture<'static, Result<http::HeaderMap, mcp_transport_http::BoxError>> {
+            let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+            let mut headers = http::HeaderMap::new();
+            headers.insert(
+                http::header::AUTHORIZATION,
+                format!("Bearer token-{n} for {}", request.uri.path())
+                    .parse()
+                    .unwrap(),
+            );
+            Box::pin(async move { Ok(headers) })
+        }
+    }
+
+    let server = TestServer::start(|seen| async move {
+        if seen.path == "/mcp" && seen.json()["id"] == 2 {
+            return http::Response::builder()
+                .status(308)
+                .header("location", "/v2/mcp")
+                .body(common::full(""))
+                .unwrap();
+        }
+        result(&seen, json!({}))
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        // A configured header of the same name is replaced by the provider's.
+        .header(
+            http::header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer static"),
+        )
+        .header_provider(Arc::new(Counting(AtomicU32::new(0))))
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    transport
+        .request(modern(1, "tools/list", json!({})), RequestOptions::new())
+        .await
+        .unwrap();
+    transport
+        .request(modern(2, "tools/list", json!({})), RequestOptions::new())
+        .await
+        .unwrap();
+    let auth: Vec<String> = server
+        .seen()
+        .iter()
+        .map(|s| s.header("authorization").unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        auth,
+        [
+            "Bearer token-1 for /mcp",
+            "Bearer token-2 for /mcp",
+            "Bearer token-3 for /v2/mcp"
+        ]
+    );
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_task_request_names_its_task() {
+    let server = TestServer::start(|seen| async move { result(&seen, json!({})) }).await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    transport
+        .request(
+            modern(1, "tasks/get", json!({"taskId": "t-42"})),
+            RequestOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(server.seen()[0].header("mcp-name"), Some("t-42"));
+    transport.close().await;
+}
