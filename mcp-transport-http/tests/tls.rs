@@ -1,0 +1,100 @@
+//! TLS against a self-signed loopback server: trusted once its root is
+//! configured, refused as unreachable without it.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use mcp_protocol::Request;
+use mcp_transport::{ConnectionHandlers, RequestOptions, Transport, TransportError};
+use mcp_transport_http::HttpTransportBuilder;
+use tokio::net::TcpListener;
+
+/// A TLS server for 127.0.0.1 that answers every POST with `{}`; returns
+/// its URL and its certificate (DER).
+async fn tls_server() -> (String, Vec<u8>, tokio::task::JoinHandle<()>) {
+    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    let cert_der = certified.cert.der().to_vec();
+    let key =
+        rustls::pki_types::PrivateKeyDer::try_from(certified.key_pair.serialize_der()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![rustls::pki_types::CertificateDer::from(cert_der.clone())],
+            key,
+        )
+        .unwrap();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}/mcp", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                return;
+            };
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(socket).await else {
+                    return;
+                };
+                let service = hyper::service::service_fn(
+                    |request: http::Request<hyper::body::Incoming>| async move {
+                        let body = request.into_body().collect().await.unwrap().to_bytes();
+                        let id = serde_json::from_slice::<serde_json::Value>(&body).unwrap()["id"]
+                            .clone();
+                        let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"secure": true}});
+                        Ok::<_, Infallible>(
+                            http::Response::builder()
+                                .header("content-type", "application/json")
+                                .body(Full::new(Bytes::from(answer.to_string())))
+                                .unwrap(),
+                        )
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    (url, cert_der, task)
+}
+
+#[tokio::test]
+async fn a_self_signed_server_works_with_its_root_configured() {
+    let (url, cert, server) = tls_server().await;
+    let transport = HttpTransportBuilder::new(url)
+        .add_root_certificate(cert)
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let value = transport
+        .request(Request::new(1, "ping", None), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(value["secure"], true);
+    transport.close().await;
+    server.abort();
+}
+
+#[tokio::test]
+async fn without_its_root_the_server_is_unreachable_with_a_clear_cause() {
+    let (url, _cert, server) = tls_server().await;
+    let transport = HttpTransportBuilder::new(url)
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let outcome = transport
+        .request(Request::new(1, "ping", None), RequestOptions::new())
+        .await;
+    let Err(TransportError::Unreachable { cause }) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(cause.to_lowercase().contains("certificate"), "{cause}");
+    transport.close().await;
+    server.abort();
+}
