@@ -50,12 +50,11 @@
 //!
 //! # Not yet
 //!
-//! Resuming a legacy POST stream that broke after an event id (by GET with
-//! `Last-Event-ID`; the GET stream itself is reopened that way), the
-//! 2024-11-05 HTTP+SSE fallback, proxies from `HTTP_PROXY`/`HTTPS_PROXY`/
-//! `NO_PROXY`, client certificates, and an idle-read timeout for
-//! long-lived streams. A request answered with 202 and no body (its answer
-//! meant for the GET stream) fails with `StreamBroken`.
+//! The 2024-11-05 HTTP+SSE fallback, proxies from `HTTP_PROXY`/
+//! `HTTPS_PROXY`/`NO_PROXY`, client certificates, and an idle-read timeout
+//! for long-lived streams. A request answered with 202 and no body (its
+//! answer meant for the GET stream) fails with `StreamBroken` rather than
+//! waiting for the answer there.
 //!
 //! # Dependencies, and why
 //!

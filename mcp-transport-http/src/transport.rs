@@ -57,6 +57,27 @@ const GET_MAX_ATTEMPTS: u32 = 5;
 const GET_FIRST_DELAY: Duration = Duration::from_millis(500);
 const GET_MAX_DELAY: Duration = Duration::from_secs(30);
 
+/// How many times a broken legacy stream is resumed.
+const MAX_RESUMES: u32 = 3;
+/// How long to wait before resuming when the server gave no `retry:`.
+const DEFAULT_RESUME_DELAY: Duration = Duration::from_secs(1);
+
+/// Where a stream got to, for resuming it.
+#[derive(Default)]
+struct Cursor {
+    last_id: Option<String>,
+    retry: Option<Duration>,
+    /// Whether the last read delivered any message.
+    delivered: bool,
+}
+
+/// How reading a request's events ended.
+enum Read {
+    Answered,
+    Ended,
+    Failed(TransportError),
+}
+
 /// How long the next message waits for a request's response head.
 const ORDER_GRACE: Duration = Duration::from_millis(25);
 
@@ -164,7 +185,10 @@ struct Pending {
 ///   good, a stream that ends is reopened with `Last-Event-ID` after the
 ///   server's `retry:` (or a doubling delay) and given up after 5
 ///   reopenings in a row that brought nothing. A request's SSE stream is
-///   read on after its answer until the server ends it. `close` ends the
+///   read on after its answer until the server ends it; one that breaks
+///   before its answer after naming an event id is resumed by GET with
+///   `Last-Event-ID` after the server's `retry:` (1 s without one), at most
+///   3 times, and a resumption that ends with nothing fails the request. `close` ends the
 ///   session with `DELETE`, bounded by the close timeout.
 ///
 /// Messages leave in queue order: the next waits until the previous
@@ -655,59 +679,52 @@ impl Shared {
         let max = self.config.max_message_size;
         match content_type.as_deref() {
             Some("text/event-stream") => {
-                let mut events = sse::events(response.into_body(), max);
-                // A legacy stream is read on after the answer until the
-                // server ends it (it SHOULD at once), so nothing it sends
-                // later is lost; a modern answer is the stream's last
-                // message.
-                let mut answered = false;
-                while let Some(event) = events.next().await {
-                    match event {
-                        Ok(event) => {
-                            if event.event.as_deref().is_some_and(|e| e != "message") {
-                                tracing::debug!(event = ?event.event, "skipped an event that is not a message");
-                                continue;
-                            }
-                            let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
-                                continue;
-                            };
-                            if self.deliver(data.as_bytes(), id, initialize, legacy) {
-                                if !legacy {
-                                    return Ok(());
-                                }
-                                answered = true;
-                            }
-                        }
-                        Err(_) if answered => return Ok(()),
-                        Err(sse_stream::Error::Body(e)) => {
-                            return Err(match e.downcast_ref::<ReadError>() {
-                                Some(ReadError::TooLarge(t)) => {
-                                    self.engine.receive_oversized(&t.prefix, t.size, max);
-                                    TransportError::MessageTooLarge {
-                                        size: t.size,
-                                        limit: max,
-                                    }
-                                }
-                                _ => TransportError::StreamBroken {
-                                    may_have_run: true,
-                                    cause: format!("the response stream failed: {e}"),
-                                },
-                            });
-                        }
-                        Err(e) => {
-                            return Err(TransportError::Malformed {
-                                detail: format!("the response stream is not valid SSE ({e})"),
-                            });
-                        }
+                let events = sse::events(response.into_body(), max);
+                let mut cursor = Cursor::default();
+                let mut outcome = self
+                    .read_events(events, id, initialize, legacy, &mut cursor)
+                    .await;
+                let mut resumes = 0;
+                loop {
+                    let broken = match outcome {
+                        Read::Answered => return Ok(()),
+                        Read::Failed(e) => e,
+                        Read::Ended => TransportError::StreamBroken {
+                            may_have_run: true,
+                            cause: "the response stream ended before the answer".into(),
+                        },
+                    };
+                    // Only a legacy stream that named an event can be
+                    // resumed, and only boundedly.
+                    let resumable = legacy
+                        && matches!(broken, TransportError::StreamBroken { .. })
+                        && cursor.last_id.is_some()
+                        && resumes < MAX_RESUMES;
+                    if !resumable {
+                        return Err(broken);
+                    }
+                    resumes += 1;
+                    let before = cursor.last_id.clone();
+                    let delay = cursor.retry.unwrap_or(DEFAULT_RESUME_DELAY);
+                    tracing::debug!(?delay, last_event_id = ?before, "resuming a broken stream by GET");
+                    tokio::time::sleep(delay).await;
+                    let events = match self.resume(before.as_deref().unwrap_or_default()).await {
+                        Ok(events) => events,
+                        Err(e) => return Err(e),
+                    };
+                    outcome = self
+                        .read_events(events, id, initialize, false, &mut cursor)
+                        .await;
+                    if matches!(outcome, Read::Ended)
+                        && cursor.last_id == before
+                        && !cursor.delivered
+                    {
+                        return Err(TransportError::StreamBroken {
+                            may_have_run: true,
+                            cause: "the resumed stream ended with nothing".into(),
+                        });
                     }
                 }
-                if answered {
-                    return Ok(());
-                }
-                Err(TransportError::StreamBroken {
-                    may_have_run: true,
-                    cause: "the response stream ended before the answer".into(),
-                })
             }
             Some("application/json") | None => {
                 let body = read_limited(response.into_body(), max).await?;
@@ -735,6 +752,104 @@ impl Shared {
                 })
             }
         }
+    }
+
+    /// Reads a request's events until its answer (and on, when `keep`,
+    /// until the server ends the stream), noting the event id and `retry:`
+    /// for resumption.
+    async fn read_events(
+        &self,
+        mut events: sse_stream::SseStream<sse::Bounded>,
+        id: &RequestId,
+        initialize: bool,
+        keep: bool,
+        cursor: &mut Cursor,
+    ) -> Read {
+        let max = self.config.max_message_size;
+        let mut answered = false;
+        cursor.delivered = false;
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => {
+                    if let Some(event_id) = event.id {
+                        cursor.last_id = Some(event_id);
+                    }
+                    if let Some(ms) = event.retry {
+                        cursor.retry = Some(Duration::from_millis(ms));
+                    }
+                    if event.event.as_deref().is_some_and(|e| e != "message") {
+                        tracing::debug!(event = ?event.event, "skipped an event that is not a message");
+                        continue;
+                    }
+                    let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                        continue;
+                    };
+                    cursor.delivered = true;
+                    if self.deliver(data.as_bytes(), id, initialize, keep) {
+                        if !keep {
+                            return Read::Answered;
+                        }
+                        answered = true;
+                    }
+                }
+                Err(_) if answered => return Read::Answered,
+                Err(sse_stream::Error::Body(e)) => {
+                    return Read::Failed(match e.downcast_ref::<ReadError>() {
+                        Some(ReadError::TooLarge(t)) => {
+                            self.engine.receive_oversized(&t.prefix, t.size, max);
+                            TransportError::MessageTooLarge {
+                                size: t.size,
+                                limit: max,
+                            }
+                        }
+                        _ => TransportError::StreamBroken {
+                            may_have_run: true,
+                            cause: format!("the response stream failed: {e}"),
+                        },
+                    });
+                }
+                Err(e) => {
+                    return Read::Failed(TransportError::Malformed {
+                        detail: format!("the response stream is not valid SSE ({e})"),
+                    });
+                }
+            }
+        }
+        if answered {
+            Read::Answered
+        } else {
+            Read::Ended
+        }
+    }
+
+    /// Reopens a broken legacy stream: GET with `Last-Event-ID`.
+    async fn resume(
+        &self,
+        last_id: &str,
+    ) -> Result<sse_stream::SseStream<sse::Bounded>, TransportError> {
+        let mut headers = self.legacy_headers("text/event-stream");
+        if let Ok(v) = HeaderValue::try_from(last_id) {
+            headers.insert(HeaderName::from_static("last-event-id"), v);
+        }
+        let response = self.send(Method::GET, &headers, Bytes::new(), None).await?;
+        let status = response.status();
+        if !status.is_success() {
+            let cause = format!("resuming the stream failed with HTTP {}", status.as_u16());
+            return Err(TransportError::StreamBroken {
+                may_have_run: true,
+                cause,
+            });
+        }
+        if content_type(response.headers()).as_deref() != Some("text/event-stream") {
+            return Err(TransportError::StreamBroken {
+                may_have_run: true,
+                cause: "the resumed stream is not SSE".into(),
+            });
+        }
+        Ok(sse::events(
+            response.into_body(),
+            self.config.max_message_size,
+        ))
     }
 
     /// Gives one body or event's messages to the engine; true when the

@@ -506,3 +506,111 @@ async fn a_closed_get_stream_is_reopened_with_last_event_id_after_retry() {
     );
     transport.close().await;
 }
+
+/// A server whose `tools/call` stream names an event, says `retry: 500`
+/// and breaks without the answer; a GET with `Last-Event-ID` then gets the
+/// answer when `answer_on_resume`, or ends at once with nothing.
+async fn breaking_server(answer_on_resume: bool) -> TestServer {
+    TestServer::start(move |seen| async move {
+        let body = seen.json();
+        if seen.method == http::Method::GET {
+            let (tx, response) = sse();
+            let resumed = seen.header("last-event-id") == Some("event-1");
+            tokio::spawn(async move {
+                if resumed && answer_on_resume {
+                    let _ = tx.send("id: event-2\nretry: 500\ndata:\n\n".into()).await;
+                    let answer = json!({"jsonrpc": "2.0", "id": 2,
+                        "result": {"content": [], "resumed": true}});
+                    let _ = tx.send(event(&answer)).await;
+                    until_closed(&tx, Duration::from_secs(5)).await;
+                }
+                // Otherwise the stream ends with nothing.
+            });
+            return response;
+        }
+        if body["method"] == "initialize" {
+            let mut response = json(
+                200,
+                json!({"jsonrpc": "2.0", "id": body["id"],
+                "result": {"protocolVersion": "2025-11-25", "capabilities": {},
+                    "serverInfo": {"name": "x", "version": "1"}}}),
+            );
+            response
+                .headers_mut()
+                .insert("mcp-session-id", "g".parse().unwrap());
+            return response;
+        }
+        if body["method"] == "tools/call" {
+            let (tx, response) = sse();
+            tokio::spawn(async move {
+                let _ = tx.send("id: event-1\nretry: 500\ndata:\n\n".into()).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                // Dropped: the stream breaks without the answer.
+            });
+            return response;
+        }
+        status(202)
+    })
+    .await
+}
+
+async fn call_through_a_broken_stream(
+    server: &TestServer,
+) -> (Result<Value, TransportError>, Duration) {
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    transport
+        .request(initialize(1), RequestOptions::new())
+        .await
+        .unwrap();
+    let start = tokio::time::Instant::now();
+    let outcome = transport
+        .request(
+            Request::new(2, "tools/call", Some(json!({"name": "test_reconnection"}))),
+            RequestOptions::new().timeout(Duration::from_secs(10)),
+        )
+        .await;
+    let took = start.elapsed();
+    transport.close().await;
+    (outcome, took)
+}
+
+#[tokio::test]
+async fn a_broken_post_stream_is_resumed_by_get_with_last_event_id_after_retry() {
+    let server = breaking_server(true).await;
+    let (outcome, took) = call_through_a_broken_stream(&server).await;
+    assert_eq!(outcome.unwrap()["resumed"], true);
+    let gets: Vec<_> = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.method == http::Method::GET)
+        .collect();
+    assert_eq!(gets.len(), 1);
+    assert_eq!(gets[0].header("last-event-id"), Some("event-1"));
+    assert_eq!(gets[0].header("mcp-session-id"), Some("g"));
+    // 50 ms until the break, then the server's retry: 500.
+    assert!(took >= Duration::from_millis(540), "resumed after {took:?}");
+}
+
+#[tokio::test]
+async fn a_resumed_stream_that_ends_with_nothing_fails_without_looping() {
+    let server = breaking_server(false).await;
+    let (outcome, _) = call_through_a_broken_stream(&server).await;
+    assert!(
+        matches!(
+            outcome,
+            Err(TransportError::StreamBroken {
+                may_have_run: true,
+                ..
+            })
+        ),
+        "{outcome:?}"
+    );
+    let gets = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.method == http::Method::GET)
+        .count();
+    assert_eq!(gets, 1, "one resumption, no loop");
+}
