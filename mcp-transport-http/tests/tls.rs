@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 
 /// A TLS server for 127.0.0.1 that answers every POST with `{}`; returns
 /// its URL and its certificate (DER).
-async fn tls_server() -> (String, Vec<u8>, tokio::task::JoinHandle<()>) {
+async fn tls_server(h2: bool) -> (String, Vec<u8>, tokio::task::JoinHandle<()>) {
     let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
     let cert_der = certified.cert.der().to_vec();
     let key =
@@ -29,7 +29,11 @@ async fn tls_server() -> (String, Vec<u8>, tokio::task::JoinHandle<()>) {
             key,
         )
         .unwrap();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = if h2 {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("https://{}/mcp", listener.local_addr().unwrap());
@@ -45,10 +49,11 @@ async fn tls_server() -> (String, Vec<u8>, tokio::task::JoinHandle<()>) {
                 };
                 let service = hyper::service::service_fn(
                     |request: http::Request<hyper::body::Incoming>| async move {
+                        let version = format!("{:?}", request.version());
                         let body = request.into_body().collect().await.unwrap().to_bytes();
                         let id = serde_json::from_slice::<serde_json::Value>(&body).unwrap()["id"]
                             .clone();
-                        let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"secure": true}});
+                        let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"secure": true, "version": version}});
                         Ok::<_, Infallible>(
                             http::Response::builder()
                                 .header("content-type", "application/json")
@@ -57,9 +62,17 @@ async fn tls_server() -> (String, Vec<u8>, tokio::task::JoinHandle<()>) {
                         )
                     },
                 );
-                let _ = hyper::server::conn::http1::Builder::new()
+                if h2 {
+                    let _ = hyper::server::conn::http2::Builder::new(
+                        hyper_util::rt::TokioExecutor::new(),
+                    )
                     .serve_connection(TokioIo::new(tls), service)
                     .await;
+                } else {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tls), service)
+                        .await;
+                }
             });
         }
     });
@@ -68,7 +81,7 @@ async fn tls_server() -> (String, Vec<u8>, tokio::task::JoinHandle<()>) {
 
 #[tokio::test]
 async fn a_self_signed_server_works_with_its_root_configured() {
-    let (url, cert, server) = tls_server().await;
+    let (url, cert, server) = tls_server(false).await;
     let transport = HttpTransportBuilder::new(url)
         .add_root_certificate(cert)
         .build(ConnectionHandlers::discard())
@@ -78,13 +91,32 @@ async fn a_self_signed_server_works_with_its_root_configured() {
         .await
         .unwrap();
     assert_eq!(value["secure"], true);
+    assert_eq!(value["version"], "HTTP/1.1");
+    transport.close().await;
+    server.abort();
+}
+
+#[tokio::test]
+async fn http2_is_used_when_alpn_offers_it() {
+    let (url, cert, server) = tls_server(true).await;
+    let transport = HttpTransportBuilder::new(url)
+        .add_root_certificate(cert)
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    for id in 1..=3 {
+        let value = transport
+            .request(Request::new(id, "ping", None), RequestOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(value["version"], "HTTP/2.0");
+    }
     transport.close().await;
     server.abort();
 }
 
 #[tokio::test]
 async fn without_its_root_the_server_is_unreachable_with_a_clear_cause() {
-    let (url, _cert, server) = tls_server().await;
+    let (url, _cert, server) = tls_server(false).await;
     let transport = HttpTransportBuilder::new(url)
         .build(ConnectionHandlers::discard())
         .unwrap();
