@@ -34,7 +34,8 @@ pub const DEFAULT_NOTIFICATION_TIMEOUT: Duration = Duration::from_secs(10);
 /// |---|---|
 /// | [`connect_timeout`](Self::connect_timeout) | [`DEFAULT_CONNECT_TIMEOUT`] (5 s) |
 /// | [`tcp_keepalive`](Self::tcp_keepalive) | [`DEFAULT_TCP_KEEPALIVE`] (30 s) |
-/// | total or read timeout | none: per-request deadlines are the client's, and a `subscriptions/listen` stream lives long |
+/// | total timeout | none: per-request deadlines are the client's, and a `subscriptions/listen` stream lives long |
+/// | [`stream_idle_timeout`](Self::stream_idle_timeout) | none |
 /// | TLS roots | the Mozilla set of `webpki-roots`, plus any [`add_root_certificate`](Self::add_root_certificate) |
 /// | redirects | same origin, 307/308 only, at most [`DEFAULT_MAX_REDIRECTS`]; enforced above any [`service`](Self::service) |
 /// | [`max_message_size`](Self::max_message_size) | [`DEFAULT_MAX_MESSAGE_SIZE`] (128 MiB, per JSON body or SSE event) |
@@ -76,6 +77,7 @@ pub struct HttpTransportBuilder {
     close_timeout: Duration,
     notification_timeout: Duration,
     get_stream: bool,
+    idle_timeout: Option<Duration>,
 }
 
 impl HttpTransportBuilder {
@@ -97,6 +99,7 @@ impl HttpTransportBuilder {
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
             notification_timeout: DEFAULT_NOTIFICATION_TIMEOUT,
             get_stream: true,
+            idle_timeout: None,
         }
     }
 
@@ -196,6 +199,17 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// An idle-read timeout for SSE streams (off by default): a stream
+    /// that brings no bytes at all, not even a keep-alive comment, for this
+    /// long is taken as broken ([`TransportError::StreamBroken`] for a
+    /// request, a reconnect for the GET stream). Set it longer than the
+    /// server's keep-alive interval; it suits `subscriptions/listen` and
+    /// the GET stream, which have no request timeout.
+    pub fn stream_idle_timeout(mut self, idle: impl Into<Option<Duration>>) -> Self {
+        self.idle_timeout = idle.into();
+        self
+    }
+
     /// Builds the transport. Must be called inside a tokio runtime. Fails
     /// with [`TransportError::Unreachable`] for a URL that is not `http` or
     /// `https` with a host, or a root certificate rustls refuses.
@@ -230,6 +244,7 @@ impl HttpTransportBuilder {
                 close_timeout: self.close_timeout,
                 notification_timeout: self.notification_timeout,
                 get_stream: self.get_stream,
+                idle_timeout: self.idle_timeout,
             },
             handlers,
         ))

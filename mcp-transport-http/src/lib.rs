@@ -51,8 +51,7 @@
 //! # Not yet
 //!
 //! The 2024-11-05 HTTP+SSE fallback, proxies from `HTTP_PROXY`/
-//! `HTTPS_PROXY`/`NO_PROXY`, client certificates, and an idle-read timeout
-//! for long-lived streams. A request answered with 202 and no body (its
+//! `HTTPS_PROXY`/`NO_PROXY`, and client certificates. A request answered with 202 and no body (its
 //! answer meant for the GET stream) fails with `StreamBroken` rather than
 //! waiting for the answer there.
 //!

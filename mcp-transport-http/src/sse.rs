@@ -52,6 +52,7 @@ impl std::error::Error for ReadError {}
 /// included, so a long-lived stream of keep-alives never trips it.
 pub(crate) struct Bounded {
     inner: ResponseBody,
+    activity: Activity,
     max: usize,
     /// Bytes of the current event, line ends excluded.
     size: usize,
@@ -61,9 +62,10 @@ pub(crate) struct Bounded {
 }
 
 impl Bounded {
-    pub(crate) fn new(inner: ResponseBody, max: usize) -> Self {
+    pub(crate) fn new(inner: ResponseBody, max: usize, activity: Activity) -> Self {
         Bounded {
             inner,
+            activity,
             max,
             size: 0,
             at_line_start: true,
@@ -125,6 +127,7 @@ impl Body for Bounded {
         let this = &mut *self;
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
+                this.activity.touch();
                 if let Some(data) = frame.data_ref()
                     && let Err(e) = this.scan(data)
                 {
@@ -143,9 +146,36 @@ impl Body for Bounded {
     }
 }
 
-/// The events of a response body, at most `max` bytes each.
-pub(crate) fn events(body: ResponseBody, max: usize) -> sse_stream::SseStream<Bounded> {
-    sse_stream::SseStream::new(Bounded::new(body, max))
+/// When a body last brought bytes (keep-alive comments included), for an
+/// idle-read timeout.
+#[derive(Clone)]
+pub(crate) struct Activity(std::sync::Arc<std::sync::Mutex<tokio::time::Instant>>);
+
+impl Activity {
+    fn new() -> Self {
+        Activity(std::sync::Arc::new(std::sync::Mutex::new(
+            tokio::time::Instant::now(),
+        )))
+    }
+
+    fn touch(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = tokio::time::Instant::now();
+    }
+
+    /// When the body last brought bytes.
+    pub(crate) fn last(&self) -> tokio::time::Instant {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The events of a response body, at most `max` bytes each, and its
+/// activity.
+pub(crate) fn events(body: ResponseBody, max: usize) -> (sse_stream::SseStream<Bounded>, Activity) {
+    let activity = Activity::new();
+    (
+        sse_stream::SseStream::new(Bounded::new(body, max, activity.clone())),
+        activity,
+    )
 }
 
 #[cfg(test)]
@@ -165,7 +195,7 @@ mod tests {
 
     #[tokio::test]
     async fn comments_and_split_chunks() {
-        let mut s = events(
+        let (mut s, _) = events(
             body(vec![
                 ": keep-alive\n\n",
                 "id: 1\nda",
@@ -186,7 +216,7 @@ mod tests {
     async fn many_small_events_never_trip_the_bound() {
         let chunks: Vec<&'static str> =
             std::iter::repeat_n(": ping\n\ndata: {}\n\n", 100).collect();
-        let s = events(body(chunks), 16);
+        let (s, _) = events(body(chunks), 16);
         assert_eq!(
             s.filter(|e| std::future::ready(e.is_ok())).count().await,
             100
@@ -195,7 +225,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_oversized_event_fails_with_its_prefix() {
-        let mut s = events(
+        let (mut s, _) = events(
             body(vec![
                 "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"x\":\"",
                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",

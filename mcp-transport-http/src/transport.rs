@@ -136,6 +136,7 @@ pub(crate) struct Config {
     pub(crate) close_timeout: Duration,
     pub(crate) notification_timeout: Duration,
     pub(crate) get_stream: bool,
+    pub(crate) idle_timeout: Option<Duration>,
 }
 
 struct Shared {
@@ -759,7 +760,7 @@ impl Shared {
     /// for resumption.
     async fn read_events(
         &self,
-        mut events: sse_stream::SseStream<sse::Bounded>,
+        (mut events, activity): (sse_stream::SseStream<sse::Bounded>, sse::Activity),
         id: &RequestId,
         initialize: bool,
         keep: bool,
@@ -768,7 +769,17 @@ impl Shared {
         let max = self.config.max_message_size;
         let mut answered = false;
         cursor.delivered = false;
-        while let Some(event) = events.next().await {
+        loop {
+            let event = match next_within(&mut events, &activity, self.config.idle_timeout).await {
+                Next::Event(Some(event)) => event,
+                Next::Event(None) => break,
+                Next::Idle(idle) => {
+                    return Read::Failed(TransportError::StreamBroken {
+                        may_have_run: true,
+                        cause: format!("the response stream brought nothing for {idle:?}"),
+                    });
+                }
+            };
             match event {
                 Ok(event) => {
                     if let Some(event_id) = event.id {
@@ -826,7 +837,7 @@ impl Shared {
     async fn resume(
         &self,
         last_id: &str,
-    ) -> Result<sse_stream::SseStream<sse::Bounded>, TransportError> {
+    ) -> Result<(sse_stream::SseStream<sse::Bounded>, sse::Activity), TransportError> {
         let mut headers = self.legacy_headers("text/event-stream");
         if let Ok(v) = HeaderValue::try_from(last_id) {
             headers.insert(HeaderName::from_static("last-event-id"), v);
@@ -1075,8 +1086,22 @@ impl Shared {
                         return;
                     }
                     if status.is_success() {
-                        let mut events = sse::events(response.into_body(), max);
-                        while let Some(event) = events.next().await {
+                        let (mut events, activity) = sse::events(response.into_body(), max);
+                        loop {
+                            let event =
+                                match next_within(&mut events, &activity, self.config.idle_timeout)
+                                    .await
+                                {
+                                    Next::Event(Some(event)) => event,
+                                    Next::Event(None) => break,
+                                    Next::Idle(idle) => {
+                                        tracing::debug!(
+                                            ?idle,
+                                            "the GET stream went quiet; reopening it"
+                                        );
+                                        break;
+                                    }
+                                };
                             match event {
                                 Ok(event) => {
                                     if let Some(id) = event.id {
@@ -1150,6 +1175,37 @@ impl Shared {
             Ok(Ok(r)) => tracing::debug!(status = r.status().as_u16(), "ended the session"),
             Ok(Err(error)) => tracing::debug!(%error, "ending the session failed"),
             Err(_) => tracing::debug!("ending the session took too long"),
+        }
+    }
+}
+
+/// What waiting for the next event gave.
+enum Next {
+    Event(Option<Result<sse_stream::Sse, sse_stream::Error>>),
+    /// No bytes at all (not even a keep-alive) for this long.
+    Idle(Duration),
+}
+
+/// The next event, or `Idle` once the body brought no bytes for `idle`.
+async fn next_within(
+    events: &mut sse_stream::SseStream<sse::Bounded>,
+    activity: &sse::Activity,
+    idle: Option<Duration>,
+) -> Next {
+    let Some(idle) = idle else {
+        return Next::Event(events.next().await);
+    };
+    let next = events.next();
+    tokio::pin!(next);
+    loop {
+        let deadline = activity.last() + idle;
+        tokio::select! {
+            event = &mut next => return Next::Event(event),
+            _ = tokio::time::sleep_until(deadline) => {
+                if activity.last() + idle <= tokio::time::Instant::now() {
+                    return Next::Idle(idle);
+                }
+            }
         }
     }
 }

@@ -435,3 +435,56 @@ async fn a_task_request_names_its_task() {
     assert_eq!(server.seen()[0].header("mcp-name"), Some("t-42"));
     transport.close().await;
 }
+
+#[tokio::test]
+async fn the_idle_read_timeout_counts_keep_alives_and_breaks_a_silent_stream() {
+    let server = TestServer::start(|seen| async move {
+        let id = seen.json()["id"].clone();
+        let silent = seen.json()["params"]["name"] == "silent";
+        let (tx, response) = sse();
+        tokio::spawn(async move {
+            if silent {
+                let _ = tx.send("data:\n\n".into()).await;
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                return;
+            }
+            for _ in 0..7 {
+                let _ = tx.send(": keep-alive\n\n".into()).await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"late": true}});
+            let _ = tx.send(event(&answer)).await;
+        });
+        response
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .stream_idle_timeout(Duration::from_millis(300))
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let kept = transport
+        .request(
+            modern(1, "tools/call", json!({"name": "chatty"})),
+            RequestOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(kept["late"], true);
+    let start = std::time::Instant::now();
+    let silent = transport
+        .request(
+            modern(2, "tools/call", json!({"name": "silent"})),
+            RequestOptions::new(),
+        )
+        .await;
+    let took = start.elapsed();
+    assert!(
+        matches!(silent, Err(TransportError::StreamBroken { .. })),
+        "{silent:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    transport.close().await;
+}
