@@ -7,6 +7,7 @@ use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use mcp_transport::{ConnectionHandlers, Connector, Transport, TransportError};
 
+use crate::proxy::ProxyConfig;
 use crate::service::{ClientSettings, HttpService, TlsSettings, default_service};
 use crate::transport::{Config, HeaderProvider, HttpTransport};
 use crate::url::Origin;
@@ -36,6 +37,7 @@ pub const DEFAULT_NOTIFICATION_TIMEOUT: Duration = Duration::from_secs(10);
 /// | [`tcp_keepalive`](Self::tcp_keepalive) | [`DEFAULT_TCP_KEEPALIVE`] (30 s) |
 /// | total timeout | none: per-request deadlines are the client's, and a `subscriptions/listen` stream lives long |
 /// | [`stream_idle_timeout`](Self::stream_idle_timeout) | none |
+/// | [`proxy`](Self::proxy) | from `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY` (either case) |
 /// | TLS roots | the Mozilla set of `webpki-roots`, plus any [`add_root_certificate`](Self::add_root_certificate) |
 /// | redirects | same origin, 307/308 only, at most [`DEFAULT_MAX_REDIRECTS`]; enforced above any [`service`](Self::service) |
 /// | [`max_message_size`](Self::max_message_size) | [`DEFAULT_MAX_MESSAGE_SIZE`] (128 MiB, per JSON body or SSE event) |
@@ -78,6 +80,7 @@ pub struct HttpTransportBuilder {
     notification_timeout: Duration,
     get_stream: bool,
     idle_timeout: Option<Duration>,
+    proxy: ProxyConfig,
 }
 
 impl HttpTransportBuilder {
@@ -100,6 +103,7 @@ impl HttpTransportBuilder {
             notification_timeout: DEFAULT_NOTIFICATION_TIMEOUT,
             get_stream: true,
             idle_timeout: None,
+            proxy: ProxyConfig::FromEnv,
         }
     }
 
@@ -210,6 +214,22 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// Where the default client finds proxies: by default from
+    /// `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` (either
+    /// case). `https` goes through a `CONNECT` tunnel (with the proxy URL's
+    /// credentials as `Proxy-Authorization`), `http` to the proxy in
+    /// absolute form.
+    ///
+    /// ```
+    /// use mcp_transport_http::{HttpTransportBuilder, ProxyConfig};
+    /// let b = HttpTransportBuilder::new("https://mcp.example.com/mcp").proxy(ProxyConfig::None);
+    /// # let _ = b;
+    /// ```
+    pub fn proxy(mut self, proxy: ProxyConfig) -> Self {
+        self.proxy = proxy;
+        self
+    }
+
     /// Builds the transport. Must be called inside a tokio runtime. Fails
     /// with [`TransportError::Unreachable`] for a URL that is not `http` or
     /// `https` with a host, or a root certificate rustls refuses.
@@ -230,6 +250,7 @@ impl HttpTransportBuilder {
                 connect_timeout: self.connect_timeout,
                 tcp_keepalive: self.tcp_keepalive,
                 tls: self.tls.clone(),
+                proxy: self.proxy.clone(),
             })?,
         };
         Ok(HttpTransport::start(

@@ -50,15 +50,17 @@
 //!
 //! # Not yet
 //!
-//! The 2024-11-05 HTTP+SSE fallback, proxies from `HTTP_PROXY`/
-//! `HTTPS_PROXY`/`NO_PROXY`, and client certificates. A request answered with 202 and no body (its
+//! The 2024-11-05 HTTP+SSE fallback, client certificates, and
+//! credentials for an `http` (not `https`) forward proxy. A request answered with 202 and no body (its
 //! answer meant for the GET stream) fails with `StreamBroken` rather than
 //! waiting for the answer there.
 //!
 //! # Dependencies, and why
 //!
-//! * `hyper` 1 and `hyper-util` (`client-legacy`): the pooled client,
-//!   HTTP/1.1 and HTTP/2, connect timeout and TCP keepalive.
+//! * `hyper` 1 and `hyper-util` (`client-legacy`, `client-proxy`): the
+//!   pooled client, HTTP/1.1 and HTTP/2, connect timeout and TCP keepalive;
+//!   the proxy matcher (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`) and the
+//!   `CONNECT` tunnel.
 //! * `hyper-rustls`, `rustls` (the `ring` provider, which needs no cmake or
 //!   clang to build) and `webpki-roots`: TLS with the Mozilla roots by
 //!   default, ALPN for HTTP/2.
@@ -80,6 +82,7 @@
 //!   the id and method).
 
 mod builder;
+mod proxy;
 mod service;
 mod sse;
 mod transport;
@@ -90,6 +93,7 @@ pub use builder::{
     DEFAULT_MAX_REDIRECTS, DEFAULT_NOTIFICATION_TIMEOUT, DEFAULT_TCP_KEEPALIVE,
     HttpTransportBuilder,
 };
+pub use proxy::ProxyConfig;
 pub use service::{BoxError, HttpService, RequestBody, ResponseBody};
 pub use transport::{
     ACCEPT_BOTH, HeaderProvider, HttpTransport, METHOD_HEADER, NAME_HEADER,

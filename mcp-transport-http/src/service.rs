@@ -195,6 +195,7 @@ pub(crate) struct ClientSettings {
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) tcp_keepalive: Option<Duration>,
     pub(crate) tls: TlsSettings,
+    pub(crate) proxy: crate::proxy::ProxyConfig,
 }
 
 /// Builds hyper-util's pooled client: HTTP/1.1, and HTTP/2 when TLS
@@ -230,7 +231,10 @@ pub(crate) fn default_service(settings: &ClientSettings) -> Result<HttpService, 
         .https_or_http()
         .enable_http1()
         .enable_http2()
-        .wrap_connector(http);
+        .wrap_connector(crate::proxy::ProxyConnector::new(
+            http,
+            settings.proxy.matcher(),
+        ));
     let client: Client<_, RequestBody> = Client::builder(TokioExecutor::new()).build(https);
     Ok(HttpService::new(tower::service_fn(
         move |request: http::Request<RequestBody>| {

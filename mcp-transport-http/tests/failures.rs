@@ -342,3 +342,32 @@ async fn an_invalid_url_fails_the_build() {
         HttpTransportBuilder::new("ftp://example.com/mcp").build(ConnectionHandlers::discard());
     assert!(matches!(built, Err(TransportError::Unreachable { .. })));
 }
+
+#[tokio::test]
+async fn http_goes_to_a_forward_proxy_in_absolute_form() {
+    use mcp_transport_http::ProxyConfig;
+    // The "proxy" answers itself; the target port is closed, so only the
+    // proxy can have answered.
+    let proxy =
+        TestServer::start(|seen| async move { result(&seen, json!({"via": "proxy"})) }).await;
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let target = format!("http://127.0.0.1:{port}/mcp");
+    let transport = HttpTransportBuilder::new(target.clone())
+        .proxy(ProxyConfig::Explicit {
+            http: Some(format!("http://{}", proxy.addr)),
+            https: None,
+            no_proxy: None,
+        })
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let value = transport
+        .request(ping(1), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(value["via"], "proxy");
+    assert_eq!(proxy.seen()[0].uri, target);
+    transport.close().await;
+}

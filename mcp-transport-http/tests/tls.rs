@@ -130,3 +130,98 @@ async fn without_its_root_the_server_is_unreachable_with_a_clear_cause() {
     transport.close().await;
     server.abort();
 }
+
+/// A CONNECT proxy on loopback that records each request line and tunnels.
+async fn connect_proxy() -> (
+    String,
+    Arc<std::sync::Mutex<Vec<String>>>,
+    tokio::task::JoinHandle<()>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((mut client, _)) = listener.accept().await else {
+                return;
+            };
+            let record = record.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if client.read_exact(&mut byte).await.is_err() {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).to_string();
+                let line = head.lines().next().unwrap_or_default().to_owned();
+                record.lock().unwrap().push(line.clone());
+                let target = line
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or_default()
+                    .to_owned();
+                let Ok(mut upstream) = tokio::net::TcpStream::connect(target).await else {
+                    return;
+                };
+                let _ = client
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .await;
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+            });
+        }
+    });
+    (url, seen, task)
+}
+
+#[tokio::test]
+async fn https_goes_through_a_connect_proxy_unless_no_proxy_covers_the_host() {
+    use mcp_transport_http::ProxyConfig;
+    let (url, cert, server) = tls_server(false).await;
+    let (proxy_url, proxy_seen, proxy) = connect_proxy().await;
+    let through = HttpTransportBuilder::new(url.clone())
+        .add_root_certificate(cert.clone())
+        .proxy(ProxyConfig::Explicit {
+            http: None,
+            https: Some(proxy_url.clone()),
+            no_proxy: None,
+        })
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let value = through
+        .request(Request::new(1, "ping", None), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(value["secure"], true);
+    let host = url
+        .trim_start_matches("https://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    assert_eq!(
+        proxy_seen.lock().unwrap().clone(),
+        [format!("CONNECT {host} HTTP/1.1")]
+    );
+    through.close().await;
+
+    let direct = HttpTransportBuilder::new(url)
+        .add_root_certificate(cert)
+        .proxy(ProxyConfig::Explicit {
+            http: None,
+            https: Some(proxy_url),
+            no_proxy: Some("127.0.0.1".into()),
+        })
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    direct
+        .request(Request::new(2, "ping", None), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(proxy_seen.lock().unwrap().len(), 1, "NO_PROXY went direct");
+    direct.close().await;
+    proxy.abort();
+    server.abort();
+}

@@ -26,6 +26,8 @@ pub type Body = BoxBody<Bytes, Infallible>;
 pub struct Seen {
     pub method: Method,
     pub path: String,
+    /// The request target as sent (absolute when sent to a proxy).
+    pub uri: String,
     pub headers: HeaderMap,
     pub body: Bytes,
 }
@@ -91,6 +93,7 @@ impl TestServer {
                                 let seen = Seen {
                                     method: parts.method,
                                     path: parts.uri.path().to_owned(),
+                                    uri: parts.uri.to_string(),
                                     headers: parts.headers,
                                     body,
                                 };
