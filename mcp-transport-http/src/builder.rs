@@ -37,6 +37,7 @@ pub const DEFAULT_NOTIFICATION_TIMEOUT: Duration = Duration::from_secs(10);
 /// | [`tcp_keepalive`](Self::tcp_keepalive) | [`DEFAULT_TCP_KEEPALIVE`] (30 s) |
 /// | total timeout | none: per-request deadlines are the client's, and a `subscriptions/listen` stream lives long |
 /// | [`stream_idle_timeout`](Self::stream_idle_timeout) | none |
+/// | [`sse_fallback`](Self::sse_fallback) | on: a refused legacy `initialize` tries the 2024-11-05 HTTP+SSE transport |
 /// | [`proxy`](Self::proxy) | from `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY` (either case) |
 /// | TLS roots | the Mozilla set of `webpki-roots`, plus any [`add_root_certificate`](Self::add_root_certificate) |
 /// | redirects | same origin, 307/308 only, at most [`DEFAULT_MAX_REDIRECTS`]; enforced above any [`service`](Self::service) |
@@ -81,6 +82,7 @@ pub struct HttpTransportBuilder {
     get_stream: bool,
     idle_timeout: Option<Duration>,
     proxy: ProxyConfig,
+    sse_fallback: bool,
 }
 
 impl HttpTransportBuilder {
@@ -104,6 +106,7 @@ impl HttpTransportBuilder {
             get_stream: true,
             idle_timeout: None,
             proxy: ProxyConfig::FromEnv,
+            sse_fallback: true,
         }
     }
 
@@ -230,6 +233,17 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// Whether an `initialize` POST refused with 400, 404 or 405 and no
+    /// JSON-RPC body falls back to the 2024-11-05 HTTP+SSE transport (on by
+    /// default): a GET that must bring an `endpoint` event naming a URL on
+    /// the same origin within 10 s; every message is then POSTed there and
+    /// every answer read from that stream, whose end is the server's end
+    /// ([`TransportError::ServerGone`]).
+    pub fn sse_fallback(mut self, fall_back: bool) -> Self {
+        self.sse_fallback = fall_back;
+        self
+    }
+
     /// Builds the transport. Must be called inside a tokio runtime. Fails
     /// with [`TransportError::Unreachable`] for a URL that is not `http` or
     /// `https` with a host, or a root certificate rustls refuses.
@@ -266,6 +280,7 @@ impl HttpTransportBuilder {
                 notification_timeout: self.notification_timeout,
                 get_stream: self.get_stream,
                 idle_timeout: self.idle_timeout,
+                sse_fallback: self.sse_fallback,
             },
             handlers,
         ))

@@ -1,6 +1,8 @@
 //! Streamable HTTP for MCP clients, on hyper: the 2026-07-28 POST-only
-//! transport with its `Mcp-*` headers, and legacy Streamable HTTP
-//! (2025-03-26 to 2025-11-25) with its session and GET stream.
+//! transport with its `Mcp-*` headers, legacy Streamable HTTP
+//! (2025-03-26 to 2025-11-25) with its session, GET stream and
+//! resumption, and the 2024-11-05 HTTP+SSE transport as a fallback when a
+//! server refuses a legacy `initialize` POST.
 //!
 //! [`HttpTransport`] is built on [`mcp_transport::Engine`] (id correlation,
 //! timeouts, cancellation, routing), like the stdio transport; what it adds
@@ -50,8 +52,8 @@
 //!
 //! # Not yet
 //!
-//! The 2024-11-05 HTTP+SSE fallback, client certificates, and
-//! credentials for an `http` (not `https`) forward proxy. A request answered with 202 and no body (its
+//! Client certificates (mTLS), and credentials for an `http` (not
+//! `https`) forward proxy. A request answered with 202 and no body (its
 //! answer meant for the GET stream) fails with `StreamBroken` rather than
 //! waiting for the answer there.
 //!

@@ -57,6 +57,9 @@ const GET_MAX_ATTEMPTS: u32 = 5;
 const GET_FIRST_DELAY: Duration = Duration::from_millis(500);
 const GET_MAX_DELAY: Duration = Duration::from_secs(30);
 
+/// How long the HTTP+SSE fallback waits for the `endpoint` event.
+const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
+
 /// How many times a broken legacy stream is resumed.
 const MAX_RESUMES: u32 = 3;
 /// How long to wait before resuming when the server gave no `retry:`.
@@ -137,6 +140,7 @@ pub(crate) struct Config {
     pub(crate) notification_timeout: Duration,
     pub(crate) get_stream: bool,
     pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) sse_fallback: bool,
 }
 
 struct Shared {
@@ -153,6 +157,8 @@ struct State {
     session_id: Option<String>,
     /// Legacy: the version the `initialize` result named.
     legacy_version: Option<ProtocolVersion>,
+    /// 2024-11-05 HTTP+SSE: where messages are POSTed.
+    old_endpoint: Option<Uri>,
     /// Modern: the version of the last modern message.
     modern_version: Option<ProtocolVersion>,
     /// Requests not yet answered, by id.
@@ -385,7 +391,11 @@ async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiver) {
             Some(Outbound::Message(message)) => {
                 let initialized = message.method() == Some(NOTIFICATION_INITIALIZED);
                 shared.post_one_way(message).await;
-                if initialized && shared.config.get_stream && shared.is_legacy() {
+                if initialized
+                    && shared.config.get_stream
+                    && shared.is_legacy()
+                    && shared.old_endpoint().is_none()
+                {
                     // Opened before any later request leaves, as servers
                     // that time their resumption expect.
                     let head = shared.open_get_stream();
@@ -480,16 +490,29 @@ impl Shared {
         (headers, with_session)
     }
 
-    /// Sends one HTTP request, following same-origin 307/308 redirects
-    /// only, adding the provider's headers at each hop.
+    /// Sends one HTTP request to the server's URL: see [`send_to`](Self::send_to).
     async fn send(
         &self,
         method: Method,
         headers: &HeaderMap,
         body: Bytes,
+        taken: Option<oneshot::Sender<()>>,
+    ) -> Result<http::Response<ResponseBody>, TransportError> {
+        let url = self.config.url.clone();
+        self.send_to(url, method, headers, body, taken).await
+    }
+
+    /// Sends one HTTP request, following same-origin 307/308 redirects
+    /// only, adding the provider's headers at each hop.
+    async fn send_to(
+        &self,
+        url: Uri,
+        method: Method,
+        headers: &HeaderMap,
+        body: Bytes,
         mut taken: Option<oneshot::Sender<()>>,
     ) -> Result<http::Response<ResponseBody>, TransportError> {
-        let mut uri = self.config.url.clone();
+        let mut uri = url;
         let mut hops = 0;
         loop {
             let body = match taken.take() {
@@ -625,7 +648,7 @@ impl Shared {
     }
 
     async fn exchange(
-        &self,
+        self: &Arc<Self>,
         request: Request,
         extra: Vec<(String, String)>,
         head: oneshot::Sender<()>,
@@ -635,6 +658,15 @@ impl Shared {
         let initialize = request.method == INITIALIZE;
         let message = Message::Request(request);
         let legacy = modern_version(&message).is_none();
+        if self.old_endpoint().is_some() {
+            // HTTP+SSE: the answer comes on the GET stream.
+            let posted = self.post_old(&message, &extra, Some(taken)).await;
+            let _ = head.send(());
+            if let Err(e) = posted {
+                self.engine.fail_request(&id, e);
+            }
+            return;
+        }
         let (headers, with_session) = self.message_headers(&message, &extra);
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
         let response = match self.send(Method::POST, &headers, body, Some(taken)).await {
@@ -659,8 +691,159 @@ impl Shared {
             .read_answer(&id, response, with_session, initialize, legacy)
             .await
         {
+            let refused = matches!(
+                e,
+                TransportError::Http {
+                    status: 400 | 404 | 405,
+                    ..
+                }
+            );
+            if initialize && legacy && refused && self.config.sse_fallback {
+                let Message::Request(request) = &message else {
+                    return;
+                };
+                match self.fallback_to_sse(request).await {
+                    Ok(()) => return,
+                    Err(Some(other)) => {
+                        self.engine.fail_request(&id, other);
+                        return;
+                    }
+                    Err(None) => {}
+                }
+            }
             self.engine.fail_request(&id, e);
         }
+    }
+
+    fn old_endpoint(&self) -> Option<Uri> {
+        self.state().old_endpoint.clone()
+    }
+
+    /// POSTs a message to the HTTP+SSE endpoint; any 2xx takes it.
+    async fn post_old(
+        &self,
+        message: &Message,
+        extra: &[(String, String)],
+        taken: Option<oneshot::Sender<()>>,
+    ) -> Result<(), TransportError> {
+        let endpoint = self
+            .old_endpoint()
+            .unwrap_or_else(|| self.config.url.clone());
+        let (headers, _) = self.message_headers(message, extra);
+        let body = Bytes::from(serde_json::to_vec(message).unwrap_or_default());
+        let response = self
+            .send_to(endpoint, Method::POST, &headers, body, taken)
+            .await?;
+        if response.status().is_success() {
+            Ok(())
+        } else {
+            Err(self.status_error(response, false).await)
+        }
+    }
+
+    /// The 2024-11-05 HTTP+SSE transport, after an `initialize` POST was
+    /// refused with 400/404/405 and no JSON-RPC body: GET the URL, expect
+    /// an `endpoint` event (a URL on the same origin) within
+    /// [`ENDPOINT_WAIT`], then POST every message there and read every
+    /// answer from the GET stream. `Err(None)`: the server offers no such
+    /// stream either, and the `initialize` error stands.
+    async fn fallback_to_sse(
+        self: &Arc<Self>,
+        request: &Request,
+    ) -> Result<(), Option<TransportError>> {
+        let mut headers = self.config.headers.clone();
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        let response = self
+            .send(Method::GET, &headers, Bytes::new(), None)
+            .await
+            .map_err(|_| None)?;
+        let sse = content_type(response.headers()).as_deref() == Some("text/event-stream");
+        if !response.status().is_success() || !sse {
+            return Err(None);
+        }
+        let max = self.config.max_message_size;
+        let (mut events, _) = sse::events(response.into_body(), max);
+        let endpoint = tokio::time::timeout(ENDPOINT_WAIT, async {
+            while let Some(Ok(event)) = events.next().await {
+                if event.event.as_deref() == Some("endpoint") {
+                    return event.data;
+                }
+            }
+            None
+        })
+        .await;
+        let Ok(Some(location)) = endpoint else {
+            return Err(Some(TransportError::Http {
+                status: 200,
+                body: format!(
+                    "the server's event stream sent no endpoint event within {ENDPOINT_WAIT:?}"
+                ),
+            }));
+        };
+        let location = location.trim().to_owned();
+        let refuse = |reason: &str| {
+            Some(TransportError::RedirectRefused {
+                status: 200,
+                location: location.clone(),
+                reason: reason.to_owned(),
+            })
+        };
+        let Some(endpoint) = resolve(&self.config.url, &location) else {
+            return Err(refuse("the HTTP+SSE endpoint is not a valid URL"));
+        };
+        if Origin::of(&endpoint).as_ref() != Some(&self.config.origin) {
+            tracing::warn!(%location, "refused an HTTP+SSE endpoint on another origin");
+            return Err(refuse(
+                "the HTTP+SSE endpoint is on another origin, where nothing was sent",
+            ));
+        }
+        tracing::info!(%endpoint, "speaking the 2024-11-05 HTTP+SSE transport");
+        self.state().old_endpoint = Some(endpoint);
+        let engine = self.engine.clone();
+        let shared_state = Arc::downgrade(self);
+        let init_id = request.id.clone();
+        let shutdown = self.engine.shutdown_token();
+        tokio::spawn(async move {
+            let reading = async {
+                while let Some(event) = events.next().await {
+                    let Ok(event) = event else { break };
+                    if event.event.as_deref().is_some_and(|e| e != "message") {
+                        continue;
+                    }
+                    let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                        continue;
+                    };
+                    let inbound = match Inbound::parse(data.as_bytes()) {
+                        Ok(inbound) => inbound,
+                        Err(error) => {
+                            engine.receive_malformed(error);
+                            continue;
+                        }
+                    };
+                    for message in inbound.into_messages(|e| engine.receive_malformed(e)) {
+                        if let Message::Response(r) = &message
+                            && r.id == init_id
+                            && let Some(v) = r.result.get("protocolVersion").and_then(Value::as_str)
+                            && let Some(shared) = shared_state.upgrade()
+                        {
+                            shared.state().legacy_version = Some(ProtocolVersion::new(v));
+                        }
+                        engine.receive(message);
+                    }
+                }
+            };
+            tokio::select! {
+                _ = reading => {
+                    // The old transport has no resumption: a lost stream
+                    // is a lost session.
+                    engine.peer_gone(mcp_transport::GoneInfo::new("the HTTP+SSE event stream ended"));
+                }
+                _ = shutdown.cancelled_owned() => {}
+            }
+        });
+        self.post_old(&Message::Request(request.clone()), &[], None)
+            .await
+            .map_err(Some)
     }
 
     /// Reads a request's answer from its response.
@@ -966,6 +1149,19 @@ impl Shared {
     /// server to take it before the next message leaves.
     async fn post_one_way(&self, message: Message) {
         let method = message.method().unwrap_or("(answer)").to_owned();
+        if self.old_endpoint().is_some() {
+            let posted = tokio::time::timeout(
+                self.config.notification_timeout,
+                self.post_old(&message, &[], None),
+            )
+            .await;
+            match posted {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => tracing::warn!(%method, %error, "the server refused a message"),
+                Err(_) => tracing::warn!(%method, "the server did not take a message in time"),
+            }
+            return;
+        }
         let (headers, with_session) = self.message_headers(&message, &[]);
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
         let sent = tokio::time::timeout(
