@@ -190,3 +190,111 @@ async fn auto_falls_back_to_legacy_over_http_on_the_same_transport() {
     let client = list_and_call(http_fake(FakeConfig::legacy()).await).await;
     assert_eq!(client.era(), Era::Legacy);
 }
+
+/// The client's era probe over HTTP, as it reads this transport's errors
+/// today: what each failure of the probe becomes, and how fast.
+mod probe {
+    use std::time::{Duration, Instant};
+
+    use mcp_client::{Client, ErrorKind};
+    use mcp_transport::TransportError;
+    use mcp_transport_http::HttpTransportBuilder;
+
+    use super::*;
+
+    async fn connect(url: String) -> (Result<Client, mcp_client::ClientError>, Duration) {
+        let start = Instant::now();
+        let outcome = Client::builder()
+            .connect(HttpTransportBuilder::new(url))
+            .await;
+        (outcome, start.elapsed())
+    }
+
+    async fn answering(code: u16, header: Option<(&'static str, &'static str)>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            loop {
+                let Ok((socket, _)) = listener.accept().await else {
+                    return;
+                };
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(
+                        move |_r: http::Request<hyper::body::Incoming>| async move {
+                            let mut b = Response::builder().status(code);
+                            if let Some((k, v)) = header {
+                                b = b.header(k, v);
+                            }
+                            Ok::<_, Infallible>(b.body(Full::new(Bytes::new()).boxed()).unwrap())
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(socket), service)
+                        .await;
+                });
+            }
+        });
+        url
+    }
+
+    fn transport_error(outcome: Result<Client, mcp_client::ClientError>) -> TransportError {
+        match outcome {
+            Ok(_) => panic!("the connect succeeded"),
+            Err(e) => match e.kind() {
+                ErrorKind::Transport(t) => t.clone(),
+                other => panic!("not a transport error: {other:?}"),
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_port_fails_the_connect_as_unreachable_at_once() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let (outcome, took) = connect(format!("http://127.0.0.1:{port}/mcp")).await;
+        assert!(matches!(
+            transport_error(outcome),
+            TransportError::Unreachable { .. }
+        ));
+        assert!(took < Duration::from_secs(2), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn a_503_fails_the_connect_with_its_retry_after() {
+        let (outcome, took) = connect(answering(503, Some(("retry-after", "30"))).await).await;
+        assert_eq!(
+            transport_error(outcome),
+            TransportError::RetryLater {
+                status: 503,
+                retry_after: Some(Duration::from_secs(30)),
+                body: String::new()
+            }
+        );
+        assert!(took < Duration::from_secs(2), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn a_401_fails_the_connect_as_authorization_required() {
+        let (outcome, _) =
+            connect(answering(401, Some(("www-authenticate", "Bearer"))).await).await;
+        assert!(matches!(
+            transport_error(outcome),
+            TransportError::AuthorizationRequired { status: 401, .. }
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_404_without_a_json_rpc_body_falls_back_to_legacy_then_fails_on_initialize() {
+        let (outcome, took) = connect(answering(404, None).await).await;
+        // discover: 404 → legacy; initialize: 404 → no HTTP+SSE stream
+        // either → the initialize's 404 stands.
+        assert!(matches!(
+            transport_error(outcome),
+            TransportError::Http { status: 404, .. }
+        ));
+        assert!(took < Duration::from_secs(2), "{took:?}");
+    }
+}
