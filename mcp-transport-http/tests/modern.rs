@@ -488,3 +488,47 @@ async fn the_idle_read_timeout_counts_keep_alives_and_breaks_a_silent_stream() {
     );
     transport.close().await;
 }
+
+/// Round-trip figures over loopback (run with `--ignored --nocapture`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, not a check"]
+async fn measure_round_trips() {
+    let json_server = TestServer::start(|seen| async move { result(&seen, json!({})) }).await;
+    let sse_server = TestServer::start(|seen| async move {
+        let id = seen.json()["id"].clone();
+        let (tx, response) = sse();
+        tokio::spawn(async move {
+            let _ = tx
+                .send(event(&json!({"jsonrpc": "2.0", "id": id, "result": {}})))
+                .await;
+        });
+        response
+    })
+    .await;
+    for (name, server) in [("JSON", &json_server), ("SSE", &sse_server)] {
+        let transport = HttpTransportBuilder::new(server.url())
+            .build(ConnectionHandlers::discard())
+            .unwrap();
+        let n = 2000;
+        let start = std::time::Instant::now();
+        for id in 0..n {
+            transport
+                .request(modern(id, "tools/list", json!({})), RequestOptions::new())
+                .await
+                .unwrap();
+        }
+        let sequential = start.elapsed() / n as u32;
+        let start = std::time::Instant::now();
+        let all: Vec<_> = (n..n + 1000)
+            .map(|id| transport.request(modern(id, "tools/list", json!({})), RequestOptions::new()))
+            .collect();
+        for f in all {
+            f.await.unwrap();
+        }
+        let concurrent = start.elapsed();
+        println!(
+            "{name}: {sequential:?} per sequential round trip; 1000 concurrent in {concurrent:?}"
+        );
+        transport.close().await;
+    }
+}
