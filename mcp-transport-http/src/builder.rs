@@ -40,6 +40,7 @@ pub const DEFAULT_NOTIFICATION_TIMEOUT: Duration = Duration::from_secs(10);
 /// | [`sse_fallback`](Self::sse_fallback) | on: a refused legacy `initialize` tries the 2024-11-05 HTTP+SSE transport |
 /// | [`proxy`](Self::proxy) | from `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY` (either case) |
 /// | TLS roots | the Mozilla set of `webpki-roots`, plus any [`add_root_certificate`](Self::add_root_certificate) |
+/// | [`client_certificate`](Self::client_certificate) | none (no mutual TLS) |
 /// | redirects | same origin, 307/308 only, at most [`DEFAULT_MAX_REDIRECTS`]; enforced above any [`service`](Self::service) |
 /// | [`max_message_size`](Self::max_message_size) | [`DEFAULT_MAX_MESSAGE_SIZE`] (128 MiB, per JSON body or SSE event) |
 /// | [`close_timeout`](Self::close_timeout) | [`DEFAULT_CLOSE_TIMEOUT`] (2 s for the session's `DELETE`) |
@@ -98,6 +99,7 @@ impl HttpTransportBuilder {
             tls: TlsSettings {
                 webpki_roots: true,
                 extra_roots: Vec::new(),
+                identity: None,
             },
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             max_redirects: DEFAULT_MAX_REDIRECTS,
@@ -162,6 +164,15 @@ impl HttpTransportBuilder {
     /// server with a self-signed or private certificate.
     pub fn add_root_certificate(mut self, der: impl Into<Vec<u8>>) -> Self {
         self.tls.extra_roots.push(der.into());
+        self
+    }
+
+    /// Presents a client certificate for mutual TLS: its chain (DER, leaf
+    /// first) and private key (DER: PKCS#8, PKCS#1 or SEC1). A key that is
+    /// not one fails [`build`](Self::build) with
+    /// [`TransportError::Unreachable`].
+    pub fn client_certificate(mut self, chain: Vec<Vec<u8>>, key_der: Vec<u8>) -> Self {
+        self.tls.identity = Some((chain, key_der));
         self
     }
 

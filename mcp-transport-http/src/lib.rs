@@ -52,8 +52,8 @@
 //!
 //! # Not yet
 //!
-//! Client certificates (mTLS), and credentials for an `http` (not
-//! `https`) forward proxy. A request answered with 202 and no body (its
+//! Credentials for an `http` (not `https`) forward proxy, and the
+//! platform's root store. A request answered with 202 and no body (its
 //! answer meant for the GET stream) fails with `StreamBroken` rather than
 //! waiting for the answer there.
 //!

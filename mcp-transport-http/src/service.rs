@@ -187,6 +187,9 @@ impl std::fmt::Debug for HttpService {
 pub(crate) struct TlsSettings {
     pub(crate) webpki_roots: bool,
     pub(crate) extra_roots: Vec<Vec<u8>>,
+    /// A client certificate chain (DER, leaf first) and its private key
+    /// (DER: PKCS#8, PKCS#1 or SEC1), for mutual TLS.
+    pub(crate) identity: Option<(Vec<Vec<u8>>, Vec<u8>)>,
 }
 
 /// The settings of the default client.
@@ -224,8 +227,25 @@ pub(crate) fn default_service(settings: &ClientSettings) -> Result<HttpService, 
         .map_err(|e| TransportError::Unreachable {
             cause: format!("TLS setup failed: {e}"),
         })?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        .with_root_certificates(roots);
+    let tls = match &settings.tls.identity {
+        None => tls.with_no_client_auth(),
+        Some((chain, key)) => {
+            let chain = chain
+                .iter()
+                .map(|c| rustls::pki_types::CertificateDer::from(c.clone()))
+                .collect();
+            let key = rustls::pki_types::PrivateKeyDer::try_from(key.clone()).map_err(|e| {
+                TransportError::Unreachable {
+                    cause: format!("the client certificate's key is not a DER private key: {e}"),
+                }
+            })?;
+            tls.with_client_auth_cert(chain, key)
+                .map_err(|e| TransportError::Unreachable {
+                    cause: format!("the client certificate was refused: {e}"),
+                })?
+        }
+    };
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()

@@ -225,3 +225,93 @@ async fn https_goes_through_a_connect_proxy_unless_no_proxy_covers_the_host() {
     proxy.abort();
     server.abort();
 }
+
+#[tokio::test]
+async fn mutual_tls_presents_the_client_certificate() {
+    use rcgen::{BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, KeyPair};
+    // A CA for clients, and a client certificate it signs.
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let client_key = KeyPair::generate().unwrap();
+    let mut client_params = CertificateParams::new(vec!["client.test".to_owned()]).unwrap();
+    client_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let client_cert = client_params.signed_by(&client_key, &ca, &ca_key).unwrap();
+
+    // A server that requires a client certificate from that CA.
+    let server_cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    let server_der = server_cert.cert.der().to_vec();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut client_roots = rustls::RootCertStore::empty();
+    client_roots.add(ca.der().clone()).unwrap();
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(client_roots),
+        provider.clone(),
+    )
+    .build()
+    .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            vec![rustls::pki_types::CertificateDer::from(server_der.clone())],
+            rustls::pki_types::PrivateKeyDer::try_from(server_cert.key_pair.serialize_der())
+                .unwrap(),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}/mcp", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                return;
+            };
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(socket).await else {
+                    return;
+                };
+                let service = hyper::service::service_fn(
+                    |_r: http::Request<hyper::body::Incoming>| async move {
+                        let answer = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"mutual": true}});
+                        Ok::<_, Infallible>(
+                            http::Response::builder()
+                                .header("content-type", "application/json")
+                                .body(Full::new(Bytes::from(answer.to_string())))
+                                .unwrap(),
+                        )
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+
+    let with = HttpTransportBuilder::new(url.clone())
+        .add_root_certificate(server_der.clone())
+        .client_certificate(vec![client_cert.der().to_vec()], client_key.serialize_der())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let value = with
+        .request(Request::new(1, "ping", None), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(value["mutual"], true);
+    with.close().await;
+
+    let without = HttpTransportBuilder::new(url)
+        .add_root_certificate(server_der)
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let refused = without
+        .request(Request::new(1, "ping", None), RequestOptions::new())
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    without.close().await;
+    server.abort();
+}
