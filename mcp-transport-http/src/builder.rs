@@ -84,6 +84,7 @@ pub struct HttpTransportBuilder {
     idle_timeout: Option<Duration>,
     proxy: ProxyConfig,
     sse_fallback: bool,
+    resume: Option<(String, Option<mcp_protocol::ProtocolVersion>)>,
 }
 
 impl HttpTransportBuilder {
@@ -109,6 +110,7 @@ impl HttpTransportBuilder {
             idle_timeout: None,
             proxy: ProxyConfig::FromEnv,
             sse_fallback: true,
+            resume: None,
         }
     }
 
@@ -255,6 +257,21 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// Resumes a legacy session another transport opened: its id (from
+    /// [`HttpTransport::session_id`]) and, from 2025-06-18, the protocol
+    /// version its `initialize` named (from
+    /// [`HttpTransport::legacy_protocol_version`]). No `initialize` is sent
+    /// on the new transport; the server says [`TransportError::SessionExpired`]
+    /// if it no longer knows the session.
+    pub fn resume_session(
+        mut self,
+        session_id: impl Into<String>,
+        version: Option<mcp_protocol::ProtocolVersion>,
+    ) -> Self {
+        self.resume = Some((session_id.into(), version));
+        self
+    }
+
     /// Builds the transport. Must be called inside a tokio runtime. Fails
     /// with [`TransportError::Unreachable`] for a URL that is not `http` or
     /// `https` with a host, or a root certificate rustls refuses.
@@ -278,7 +295,7 @@ impl HttpTransportBuilder {
                 proxy: self.proxy.clone(),
             })?,
         };
-        Ok(HttpTransport::start(
+        let transport = HttpTransport::start(
             Config {
                 url,
                 origin,
@@ -294,7 +311,11 @@ impl HttpTransportBuilder {
                 sse_fallback: self.sse_fallback,
             },
             handlers,
-        ))
+        );
+        if let Some((session, version)) = &self.resume {
+            transport.resume(session.clone(), version.clone());
+        }
+        Ok(transport)
     }
 }
 

@@ -271,6 +271,29 @@ impl HttpTransport {
         self.shared.state().legacy_version.clone()
     }
 
+    pub(crate) fn resume(&self, session: String, version: Option<ProtocolVersion>) {
+        let mut state = self.shared.state();
+        state.session_id = Some(session);
+        state.legacy_version = version;
+    }
+
+    /// Ends the legacy session now with `DELETE` (bounded by the close
+    /// timeout; a 405 is fine) and forgets it; the transport stays open,
+    /// and later requests carry no session. Does nothing without a session.
+    ///
+    /// ```no_run
+    /// # async fn f(t: &mcp_transport_http::HttpTransport) {
+    /// t.terminate_session().await;
+    /// assert_eq!(t.session_id(), None);
+    /// # }
+    /// ```
+    pub async fn terminate_session(&self) {
+        let session = self.shared.state().session_id.take();
+        if let Some(session) = session {
+            self.shared.delete_session(session).await;
+        }
+    }
+
     /// The server's URL.
     pub fn url(&self) -> &Uri {
         &self.shared.config.url

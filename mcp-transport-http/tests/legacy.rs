@@ -614,3 +614,63 @@ async fn a_resumed_stream_that_ends_with_nothing_fails_without_looping() {
         .count();
     assert_eq!(gets, 1, "one resumption, no loop");
 }
+
+#[tokio::test]
+async fn a_session_is_resumed_on_a_new_transport_and_ended_on_demand() {
+    let server = legacy_server("2025-06-18").await;
+    let first = HttpTransportBuilder::new(server.url())
+        .legacy_get_stream(false)
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    first
+        .request(initialize(1), RequestOptions::new())
+        .await
+        .unwrap();
+    let (session, version) = (first.session_id().unwrap(), first.legacy_protocol_version());
+    drop(first.close()); // no DELETE awaited: the session lives on
+
+    let second = HttpTransportBuilder::new(server.url())
+        .resume_session(session, version)
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let tools = second
+        .request(Request::new(2, "tools/list", None), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(tools["tools"], json!([]));
+    let call = server.seen_method("tools/list").pop().unwrap();
+    assert_eq!(call.header("mcp-session-id"), Some("s-1"));
+    assert_eq!(call.header("mcp-protocol-version"), Some("2025-06-18"));
+
+    second.terminate_session().await;
+    assert_eq!(second.session_id(), None);
+    let delete = server.seen().pop().unwrap();
+    assert_eq!(delete.method, http::Method::DELETE);
+    assert_eq!(delete.header("mcp-session-id"), Some("s-1"));
+    second.close().await;
+}
+
+#[tokio::test]
+async fn a_batch_answer_is_taken_apart() {
+    // 2025-03-26 allows batches: a notification and the answer in one body.
+    let server = TestServer::start(|seen| async move {
+        let id = seen.json()["id"].clone();
+        json(200, json!([
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "batched"}},
+            {"jsonrpc": "2.0", "id": id, "result": {"batched": true}}
+        ]))
+    })
+    .await;
+    let (listener, mut notes) = mcp_transport::Listener::channel(4);
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::new(listener))
+        .unwrap();
+    let value = transport
+        .request(Request::new(1, "tools/list", None), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(value["batched"], true);
+    use futures::StreamExt;
+    assert_eq!(notes.next().await.unwrap().method, "notifications/message");
+    transport.close().await;
+}
