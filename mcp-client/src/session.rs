@@ -172,13 +172,21 @@ impl Session {
     /// Checks that `method` may be sent now: by revision, and by the
     /// server's capabilities unless that check is off.
     pub(crate) fn gate(&self, method: &str) -> Result<()> {
-        let verdict = self.verdict.read().unwrap_or_else(|p| p.into_inner());
-        gating::check_revision(method, &verdict.version).map_err(|k| self.fail(method, k))?;
-        if self.config.enforce_server_capabilities {
-            gating::check_capability(method, &verdict.version, &verdict.capabilities)
-                .map_err(|k| self.fail(method, k))?;
-        }
-        Ok(())
+        // The verdict's lock is held only for the checks themselves and is
+        // released before the error is built: `fail` reads the verdict
+        // again (for the server's name), and a read lock taken twice
+        // deadlocks when a writer queues in between.
+        let checked = {
+            let verdict = self.verdict.read().unwrap_or_else(|p| p.into_inner());
+            gating::check_revision(method, &verdict.version).and_then(|()| {
+                if self.config.enforce_server_capabilities {
+                    gating::check_capability(method, &verdict.version, &verdict.capabilities)
+                } else {
+                    Ok(())
+                }
+            })
+        };
+        checked.map_err(|k| self.fail(method, k))
     }
 
     /// Sends one request in the era's envelope and waits for its result
@@ -232,8 +240,10 @@ impl Session {
                         && !retried =>
                 {
                     let supported = supported_versions(data.as_ref());
+                    // Retried once, even with the revision just sent: a
+                    // server may list it after all (a transient refusal).
                     match self.config.best_shared(Era::Modern, &supported) {
-                        Some(v) if v != version => {
+                        Some(v) => {
                             tracing::info!(from = %version, to = %v, "the server rejected the protocol revision; retrying with one it supports");
                             self.update_verdict(|verdict| verdict.version = v.clone());
                             version = v;
@@ -322,5 +332,47 @@ impl<'a> InFlight<'a> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use mcp_testkit::fake::{FakeConfig, FakeServer};
+
+    use crate::Client;
+
+    /// `gate` fails (by capability) while another thread keeps taking the
+    /// verdict's write lock: with the read lock taken twice, a writer
+    /// queued between the two reads deadlocks std's `RwLock`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_gate_never_takes_the_verdict_lock_twice() {
+        let fake = FakeServer::new(FakeConfig::legacy());
+        let client = Client::builder().connect(fake.connector()).await.unwrap();
+        let session = client.session.clone();
+        let writer = session.clone();
+        let (done_tx, done_rx) = mpsc::channel();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop_writer = stop.clone();
+        let writing = std::thread::spawn(move || {
+            while !stop_writer.load(std::sync::atomic::Ordering::Relaxed) {
+                writer.update_verdict(|_| {});
+            }
+        });
+        std::thread::spawn(move || {
+            for _ in 0..20_000 {
+                // The fake does not advertise logging in legacy unless asked.
+                assert!(session.gate("vendor/unknown").is_ok());
+                let _ = session.gate(mcp_protocol::methods::SERVER_DISCOVER);
+            }
+            let _ = done_tx.send(());
+        });
+        let finished = done_rx.recv_timeout(Duration::from_secs(30));
+        // Before joining: a deadlocked writer would never be joined.
+        assert!(finished.is_ok(), "gate deadlocked with a writer waiting");
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writing.join().unwrap();
     }
 }
