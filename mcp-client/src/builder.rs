@@ -4,17 +4,21 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
-use mcp_protocol::ProtocolVersion;
+use mcp_protocol::Notification;
 use mcp_protocol::types::{Implementation, LoggingLevel, Root};
-use mcp_transport::{ConnectionHandlers, Connector, Listener, Transport, TransportError};
+use mcp_protocol::{Era, ProtocolVersion};
+use mcp_transport::{
+    ConnectionHandlers, ConnectionLimits, Connector, Listener, Tap, Transport, TransportError,
+    TransportEvent,
+};
 use tokio::sync::broadcast;
 
-use crate::cache::Cache;
+use crate::cache::{Cache, Group, Key};
 use crate::client::Client;
 use crate::config::{Config, EraMode};
 use crate::connect::Connecting;
 use crate::error::{ClientError, Result};
-use crate::events::{ServerEvent, dispatch_events};
+use crate::events::{ServerEvent, dispatch_events, invalidate};
 use crate::handlers::{ElicitationHandler, Handlers, SamplingHandler};
 use crate::server_requests::ServerRequests;
 use crate::session::{Ids, Prelude, Session};
@@ -77,6 +81,7 @@ impl ClientBuilder {
                 legacy_cache_max_age: Duration::from_secs(300),
                 cache_partition: None,
                 handlers: Handlers::default(),
+                limits: ConnectionLimits::default(),
                 event_callback: None,
                 name: None,
             },
@@ -220,6 +225,23 @@ impl ClientBuilder {
         self
     }
 
+    /// At most this many server requests (legacy: sampling, elicitation,
+    /// roots, ping) are handled at once; one more is answered with an error
+    /// at once and never reaches a handler (default 64).
+    pub fn max_concurrent_server_requests(mut self, handlers: usize) -> Self {
+        self.config.limits = self.config.limits.max_concurrent_server_requests(handlers);
+        self
+    }
+
+    /// At most this many bytes of messages wait to be written to a server
+    /// that is not reading; a call past it fails at once with
+    /// `TransportError::QueueFull` (default 64 MiB; one message alone always
+    /// fits).
+    pub fn max_outbound_bytes(mut self, bytes: usize) -> Self {
+        self.config.limits = self.config.limits.max_outbound_bytes(bytes);
+        self
+    }
+
     /// Answers elicitation (declares the `elicitation` capability).
     pub fn elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
         self.config.handlers.elicitation = Some(handler);
@@ -281,25 +303,33 @@ impl ClientBuilder {
 
     async fn connect_shared(self, connector: Arc<dyn Connector>) -> Result<Client> {
         let config = Arc::new(self.config);
-        let (listener, stream) = Listener::named_channel("client events", 4096);
         let (events, _) = broadcast::channel(1024);
         let cache = Arc::new(Cache::new(
             config.cache_capacity,
             config.legacy_cache_max_age,
             config.cache_partition.clone(),
         ));
+        let invalidation: Tap<Notification> = {
+            let cache = cache.clone();
+            Arc::new(move |n: &Notification| invalidate(&cache, n))
+        };
+        let (listener, stream) = Listener::tapped("client events", 4096, invalidation.clone());
+        let (transport_events, transport_stream) =
+            Listener::<TransportEvent>::bounded("transport events", 256);
         tokio::spawn(dispatch_events(
             stream,
+            transport_stream,
             config.event_callback.clone(),
             events.clone(),
-            cache.clone(),
         ));
         let server_requests = Arc::new(ServerRequests {
             config: config.clone(),
             session: OnceLock::new(),
         });
-        let handlers =
-            ConnectionHandlers::new(listener.clone()).with_server_requests(server_requests.clone());
+        let handlers = ConnectionHandlers::new(listener.clone())
+            .with_server_requests(server_requests.clone())
+            .with_events(transport_events)
+            .with_limits(config.limits);
         let ids = Arc::new(Ids::default());
         let late_discover = Arc::new(AtomicBool::new(false));
         let established = Connecting {
@@ -318,6 +348,21 @@ impl ClientBuilder {
             reached = ?established.verdict.reached,
             "connected"
         );
+        if let Some(discover) = &established.discover {
+            let key = Key::of(
+                mcp_protocol::methods::SERVER_DISCOVER,
+                &serde_json::Value::Null,
+            );
+            let generation = cache.generation(Group::Discover);
+            cache.store(
+                key,
+                Group::Discover,
+                generation,
+                discover,
+                Era::Modern,
+                false,
+            );
+        }
         let prelude = Prelude {
             config,
             ids,
@@ -325,6 +370,7 @@ impl ClientBuilder {
             events,
             cache,
             listener,
+            invalidation,
         };
         let session = Arc::new(Session::new(
             prelude,

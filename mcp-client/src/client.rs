@@ -135,7 +135,10 @@ impl Client {
         self.call_value(method, params, options).await
     }
 
-    /// Sends a notification in the era's envelope.
+    /// Sends a notification as it is: no envelope, no gating. The caller
+    /// writes its params, `_meta` included (in the modern era a server may
+    /// expect the protocol version there); the typed calls do that for the
+    /// notifications the client sends itself.
     pub fn notify_raw(&self, method: &str, params: Option<Value>) -> Result<()> {
         self.session
             .transport
@@ -247,7 +250,9 @@ impl Client {
         }
     }
 
-    /// `server/discover` (modern): what the server supports now.
+    /// `server/discover` (modern): what the server supports now. The
+    /// answer read when connecting is cached by its `ttlMs`, so this asks
+    /// the server again only once that has passed.
     pub async fn discover(&self) -> Result<DiscoverResult> {
         self.request::<mcp_protocol::methods::Discover>(Default::default())
             .await

@@ -46,6 +46,9 @@ fn not_modern(evidence: String) -> ClientError {
 pub(crate) struct Established {
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) verdict: Verdict,
+    /// The `server/discover` result that was read (modern), for the cache:
+    /// `Client::discover` then need not ask again within its `ttlMs`.
+    pub(crate) discover: Option<Value>,
 }
 
 pub(crate) struct Connecting<'a> {
@@ -274,7 +277,9 @@ impl Connecting<'_> {
         reached: Reached,
     ) -> Established {
         let server_info = discover.server_info();
+        let raw = serde_json::to_value(&discover).ok();
         Established {
+            discover: raw,
             transport,
             verdict: Verdict {
                 era: Era::Modern,
@@ -402,6 +407,7 @@ impl Connecting<'_> {
                         })?;
                     return Ok(Established {
                         transport,
+                        discover: None,
                         verdict: Verdict {
                             era: Era::Legacy,
                             version: result.protocol_version,

@@ -7,8 +7,8 @@ use std::sync::{Arc, RwLock};
 use mcp_protocol::error_codes;
 use mcp_protocol::meta::{self, RequestMetaBuilder};
 use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams};
-use mcp_protocol::{Era, ProtocolVersion, Request, RequestId, methods};
-use mcp_transport::{Listener, RequestOptions, Transport, TransportError};
+use mcp_protocol::{Era, Notification, ProtocolVersion, Request, RequestId, methods};
+use mcp_transport::{Listener, RequestOptions, Tap, Transport, TransportError};
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
@@ -82,6 +82,8 @@ pub(crate) struct Session {
     pub(crate) output_schemas: OutputSchemas,
     /// The connection's listener, for streams that feed the same events.
     pub(crate) listener: Listener,
+    /// What drops stale cache entries, for listeners of listen streams.
+    pub(crate) invalidation: Tap<Notification>,
 }
 
 /// What the client makes before it connects: the connection must have
@@ -93,6 +95,7 @@ pub(crate) struct Prelude {
     pub(crate) events: broadcast::Sender<ServerEvent>,
     pub(crate) cache: Arc<Cache>,
     pub(crate) listener: Listener,
+    pub(crate) invalidation: Tap<Notification>,
 }
 
 impl Session {
@@ -104,6 +107,7 @@ impl Session {
             events,
             cache,
             listener,
+            invalidation,
         } = prelude;
         let log_level = config.log_level.clone();
         Session {
@@ -117,6 +121,7 @@ impl Session {
             events,
             cache,
             listener,
+            invalidation,
             output_schemas: OutputSchemas::default(),
         }
     }
@@ -269,7 +274,9 @@ impl Session {
         if method == methods::SUBSCRIPTIONS_LISTEN {
             // A listen stream lives as long as it is wanted; its
             // notifications feed the client's events like any others.
-            let mut o = RequestOptions::new().listener(self.listener.clone());
+            let listener = options.listener.clone();
+            let mut o =
+                RequestOptions::new().listener(listener.unwrap_or_else(|| self.listener.clone()));
             if let Some(token) = &options.cancellation {
                 o = o.cancellation(token.clone());
             }

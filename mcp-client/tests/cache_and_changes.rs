@@ -220,3 +220,64 @@ async fn a_dropped_listen_stream_is_opened_again() {
         );
     }
 }
+
+/// Two listens opened at once each get their own acknowledgement and only
+/// their own notifications: one change reaches each subscription once.
+#[tokio::test(start_paused = true)]
+async fn concurrent_listens_are_demultiplexed_by_subscription() {
+    let server = FakeServer::new(FakeConfig::modern());
+    let client = Client::builder().connect(server.connector()).await.unwrap();
+    let (a, b) = tokio::join!(
+        client.subscribe(Watch::new().tools()),
+        client.subscribe(Watch::new().tools())
+    );
+    let (mut a, mut b) = (a.unwrap(), b.unwrap());
+    assert_eq!(wire_count(&server, "subscriptions/listen"), 2);
+    client
+        .call_tool("add_tool", json!({"name": "new_tool"}))
+        .await
+        .unwrap();
+    for sub in [&mut a, &mut b] {
+        assert_eq!(next_change(sub).await, ServerEvent::ToolsListChanged);
+        let again = tokio::time::timeout(Duration::from_secs(5), sub.recv()).await;
+        assert!(
+            again.is_err(),
+            "a subscription saw another listen's notification: {again:?}"
+        );
+    }
+}
+
+/// The cache drops a stale list when the change arrives, even while the
+/// event callback is stuck on an earlier event: the next list is fresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_event_callback_never_delays_invalidation() {
+    let server = FakeServer::new(FakeConfig::legacy());
+    let (release, stuck) = std::sync::mpsc::channel::<()>();
+    let stuck = std::sync::Mutex::new(stuck);
+    let client = Client::builder()
+        .on_event(move |_| {
+            // Blocks on the first event until the test ends.
+            let _ = stuck.lock().unwrap().recv();
+        })
+        .connect(server.connector())
+        .await
+        .unwrap();
+    let before = client.list_all_tools().await.unwrap();
+    client.list_all_tools().await.unwrap();
+    assert_eq!(wire_count(&server, "tools/list"), 1, "cached");
+    // An event to get the callback stuck on, then a change behind it.
+    client.call_tool("log", json!({})).await.unwrap();
+    client
+        .call_tool("add_tool", json!({"name": "new_tool"}))
+        .await
+        .unwrap();
+    let after = client.list_all_tools().await.unwrap();
+    assert!(
+        after.iter().any(|t| t.name == "new_tool"),
+        "the cache served the list from before the change ({} tools, then {})",
+        before.len(),
+        after.len()
+    );
+    assert_eq!(wire_count(&server, "tools/list"), 2);
+    drop(release);
+}

@@ -540,3 +540,38 @@ async fn a_call_refused_listing_its_own_version_is_retried_once() {
         .count();
     assert_eq!(lists, 2, "one refusal, one retry");
 }
+
+/// The `server/discover` answer read when connecting is cached by its
+/// `ttlMs`: `discover()` within it asks nothing.
+#[tokio::test(start_paused = true)]
+async fn discover_after_connect_is_served_from_the_connect_answer() {
+    let server = FnServer::new(|_, r| match r.method.as_str() {
+        "server/discover" => {
+            let mut result = discover_result(&["2026-07-28"]);
+            result["ttlMs"] = json!(60_000);
+            Reply::Ok(result)
+        }
+        _ => Reply::Err(-32601, "Method not found", None),
+    });
+    let client = Client::builder()
+        .connect(FnConnector(server.clone()))
+        .await
+        .unwrap();
+    let discovered = client.discover().await.unwrap();
+    assert_eq!(
+        discovered.supported_versions,
+        [ProtocolVersion::V2026_07_28]
+    );
+    let count = || {
+        server
+            .methods()
+            .into_iter()
+            .filter(|(_, m)| m == "server/discover")
+            .count()
+    };
+    assert_eq!(count(), 1, "discover() asked again within the ttl");
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    client.discover().await.unwrap();
+    settle().await;
+    assert_eq!(count(), 2, "after the ttl it asks");
+}
