@@ -101,6 +101,11 @@ async fn requests_past_the_byte_limit_fail_at_once_with_queue_full() {
 async fn a_lone_large_message_fits_and_room_comes_back_once_the_writer_drains() {
     let (engine, mut out) = engine(LIMIT);
     let _big = engine.request(sized(1, 100 * LIMIT), RequestOptions::new());
+    assert_eq!(
+        engine.pending_count(),
+        1,
+        "the lone large request was refused"
+    );
     let f = engine.request(sized(2, 10), RequestOptions::new());
     assert!(matches!(
         settle(f).await,
