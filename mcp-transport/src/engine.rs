@@ -296,14 +296,20 @@ impl Engine {
         }
         .and_then(RequestId::from_value);
         if let Some(token) = token {
+            let is_progress = notification.method == NOTIFICATION_PROGRESS;
             match self.inner.correlator.route_progress(&token) {
                 Route::Live(Some(listener)) => return listener.push(notification),
-                Route::Live(None) => return,
-                Route::NotFound if notification.method == NOTIFICATION_PROGRESS => {
+                // Progress of a request that has no listener is nobody's.
+                Route::Live(None) if is_progress => return,
+                Route::NotFound if is_progress => {
                     tracing::debug!(%token, "dropped progress for a request that is no longer pending");
                     return;
                 }
-                Route::NotFound => {}
+                // Anything else naming the request (a log message, say) is
+                // still a message from the server: with no request listener
+                // to take it, it goes on to the subscription lookup and then
+                // the connection.
+                Route::Live(None) | Route::NotFound => {}
             }
         }
         let subscription = meta

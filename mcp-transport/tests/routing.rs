@@ -247,11 +247,10 @@ async fn a_cancelled_request_no_longer_takes_its_progress() {
 }
 
 /// A log message tied by `_meta.progressToken` to a live request that has
-/// no listener has nowhere else to go than the connection; today it is
-/// dropped (a subscription id in the same case falls through to the
-/// connection).
+/// no listener has nowhere else to go than the connection (as a
+/// subscription id in the same case falls through to the connection); only
+/// progress itself is dropped.
 #[tokio::test]
-#[ignore = "the engine drops a non-progress notification whose progress token names a live request without a listener, instead of giving it to the connection listener"]
 async fn a_log_message_for_a_request_without_a_listener_reaches_the_connection() {
     let (engine, _outbound, mut connection) = setup();
     let (_f, none) = with_token(&engine, 1, json!("tok"), false);
