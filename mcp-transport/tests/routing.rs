@@ -283,9 +283,8 @@ async fn a_subscription_without_a_listener_falls_through_to_the_connection() {
 
 /// Two live requests given the same progress token (a caller's mistake the
 /// engine does not refuse): when the first ends, the second still gets its
-/// progress. Today the first one's end removes the token for both.
+/// progress.
 #[tokio::test]
-#[ignore = "the correlator keeps one request per progress token: a second request with a token in use takes it over, and the first one's end removes it, so the second loses its progress"]
 async fn a_progress_token_shared_by_two_requests_survives_the_first_ones_end() {
     let (engine, _outbound, mut connection) = setup();
     let (first, a) = with_token(&engine, 1, json!("tok"), true);
