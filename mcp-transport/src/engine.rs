@@ -4,7 +4,9 @@
 //! engine: a writer that takes [`Outbound`] items from the engine's queue and
 //! puts them on the wire, and a reader that gives every inbound message to
 //! [`Engine::receive`] and reports the end of the stream with
-//! [`Engine::peer_gone`]. The engine correlates answers, routes
+//! [`Engine::peer_gone`] (the writer keeps the receiver for as long as
+//! the connection lives: dropping it ends the connection with
+//! [`TransportError::ServerGone`]). The engine correlates answers, routes
 //! notifications, runs server-request handlers, and turns cancels, timeouts
 //! and drops into [`Outbound::Cancel`] items. This is the seam seen from
 //! both sides: the author only moves messages, the caller gets request and
@@ -73,17 +75,27 @@ impl Engine {
             // After the wire is gone there is nobody to tell.
             let _ = sink.push_always(Outbound::Cancel { id, reason });
         }));
-        let rx = OutboundReceiver::new(queue.clone());
         let engine = Engine {
             inner: Arc::new(Inner {
                 correlator,
-                outbound: queue,
+                outbound: queue.clone(),
                 handlers,
                 running: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
                 alive: AtomicBool::new(true),
             }),
         };
+        // The receiver must not keep the engine alive (the engine's last
+        // handle going is what ends the writer's `recv`).
+        let weak = Arc::downgrade(&engine.inner);
+        let rx = OutboundReceiver::new(
+            queue,
+            Some(Box::new(move || {
+                if let Some(inner) = weak.upgrade() {
+                    Engine { inner }.writer_gone();
+                }
+            })),
+        );
         (engine, rx)
     }
 
@@ -226,6 +238,17 @@ impl Engine {
     /// [`TransportError::ServerGone`] carrying `info`.
     pub fn peer_gone(&self, info: GoneInfo) {
         self.end(TransportError::gone(info));
+    }
+
+    /// The writer dropped its [`OutboundReceiver`] while the connection was
+    /// still up: nothing can be sent any more, so the connection ends as if
+    /// the peer were gone.
+    fn writer_gone(&self) {
+        if self.inner.shutdown.is_cancelled() {
+            return;
+        }
+        tracing::warn!("the transport's writer stopped without saying why; the connection ends");
+        self.peer_gone(GoneInfo::new("the transport's writer stopped"));
     }
 
     fn end(&self, error: TransportError) {

@@ -3,18 +3,25 @@
 //! server's notifications, never sees them (no invented `$/…` methods).
 
 use mcp_protocol::{ErrorObject, ErrorResponse, Inbound, Message, Notification};
-use mcp_transport::{ConnectionHandlers, Engine, Listener, ListenerStream, TransportEvent};
+use mcp_transport::{
+    ConnectionHandlers, Engine, Listener, ListenerStream, OutboundReceiver, TransportEvent,
+};
 
-fn setup() -> (Engine, ListenerStream, ListenerStream<TransportEvent>) {
+fn setup() -> (
+    Engine,
+    OutboundReceiver,
+    ListenerStream,
+    ListenerStream<TransportEvent>,
+) {
     let (listener, connection) = Listener::channel(64);
     let (events, event_stream) = Listener::<TransportEvent>::bounded("transport events", 64);
-    let (engine, _out) = Engine::new(ConnectionHandlers::new(listener).with_events(events));
-    (engine, connection, event_stream)
+    let (engine, out) = Engine::new(ConnectionHandlers::new(listener).with_events(events));
+    (engine, out, connection, event_stream)
 }
 
 #[tokio::test]
 async fn noise_malformed_oversized_and_null_id_errors_are_events_not_notifications() {
-    let (engine, mut connection, mut events) = setup();
+    let (engine, _out, mut connection, mut events) = setup();
     engine.event(TransportEvent::Noise {
         line: "starting up".into(),
         len: 11,
