@@ -9,7 +9,6 @@
 
 use std::time::Duration;
 
-use mcp_protocol::methods::NOTIFICATION_CANCELLED;
 use mcp_protocol::{Message, Notification, Request};
 use mcp_transport::{
     CancellationToken, ConnectionHandlers, ConnectionLimits, Engine, Outbound, OutboundReceiver,
@@ -54,10 +53,7 @@ fn request_ids(items: &[Outbound]) -> Vec<Value> {
 fn cancels(items: &[Outbound]) -> usize {
     items
         .iter()
-        .cloned()
-        .filter(|i| {
-            matches!(i.clone().into_message(), Message::Notification(n) if n.method == NOTIFICATION_CANCELLED)
-        })
+        .filter(|i| matches!(i, Outbound::Cancel { .. }))
         .count()
 }
 
