@@ -20,7 +20,7 @@ use crate::connect::Connecting;
 use crate::error::{ClientError, Result};
 use crate::events::{ServerEvent, dispatch_events, invalidate};
 use crate::handlers::{ElicitationHandler, Handlers, SamplingHandler};
-use crate::server_requests::ServerRequests;
+use crate::server_requests::{Negotiated, ServerRequests};
 use crate::session::{Ids, Prelude, Session};
 use crate::verdict::Verdict;
 
@@ -322,9 +322,11 @@ impl ClientBuilder {
             config.event_callback.clone(),
             events.clone(),
         ));
+        let negotiated = Arc::new(Negotiated::default());
         let server_requests = Arc::new(ServerRequests {
             config: config.clone(),
             session: OnceLock::new(),
+            negotiated: negotiated.clone(),
         });
         let handlers = ConnectionHandlers::new(listener.clone())
             .with_server_requests(server_requests.clone())
@@ -338,6 +340,7 @@ impl ClientBuilder {
             handlers,
             ids: ids.clone(),
             late_discover: late_discover.clone(),
+            negotiated,
         }
         .run(self.saved)
         .await

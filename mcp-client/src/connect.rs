@@ -31,6 +31,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{Config, EraMode};
 use crate::error::{ClientError, ErrorKind, Result};
+use crate::server_requests::Negotiated;
 use crate::session::{Ids, envelope, supported_versions};
 use crate::verdict::{Reached, Verdict};
 
@@ -57,6 +58,9 @@ pub(crate) struct Connecting<'a> {
     pub(crate) handlers: ConnectionHandlers,
     pub(crate) ids: Arc<Ids>,
     pub(crate) late_discover: Arc<AtomicBool>,
+    /// Told the legacy revision before `initialized` goes out, so that
+    /// server requests are answered as that revision declares.
+    pub(crate) negotiated: Arc<Negotiated>,
 }
 
 /// What the probe concluded.
@@ -400,6 +404,7 @@ impl Connecting<'_> {
                         transport.close().await;
                         return Err(self.negotiation(Era::Legacy, vec![result.protocol_version]));
                     }
+                    self.negotiated.set(result.protocol_version.clone());
                     transport
                         .notify(Notification::new(methods::NOTIFICATION_INITIALIZED, None))
                         .map_err(|e| {
