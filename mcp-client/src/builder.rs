@@ -1,11 +1,15 @@
 //! `ClientBuilder`: one builder, safe defaults, every option documented.
 
+use std::future::Future;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use mcp_protocol::Notification;
-use mcp_protocol::types::{Implementation, LoggingLevel, Root};
+use mcp_protocol::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    Implementation, LoggingLevel, Root,
+};
 use mcp_protocol::{Era, ProtocolVersion};
 use mcp_transport::{
     ConnectionHandlers, ConnectionLimits, Connector, Listener, Tap, Transport, TransportError,
@@ -19,7 +23,10 @@ use crate::config::{Config, EraMode};
 use crate::connect::Connecting;
 use crate::error::{ClientError, Result};
 use crate::events::{ServerEvent, dispatch_events, invalidate};
-use crate::handlers::{ElicitationHandler, Handlers, SamplingHandler};
+use crate::handlers::{
+    ElicitationHandler, HandlerContext, HandlerError, Handlers, RootsHandler, RootsSource,
+    SamplingHandler, elicitation_closure, roots_closure, sampling_closure,
+};
 use crate::server_requests::{Negotiated, ServerRequests};
 use crate::session::{Ids, Prelude, Session};
 use crate::verdict::Verdict;
@@ -242,22 +249,106 @@ impl ClientBuilder {
         self
     }
 
-    /// Answers elicitation (declares the `elicitation` capability).
+    /// Answers elicitation with an async closure of the request and its
+    /// [`HandlerContext`] (declares the `elicitation` capability, form
+    /// mode). The same closure answers a legacy server's request and a
+    /// modern server's `input_required`.
+    ///
+    /// ```
+    /// use mcp_client::Client;
+    /// use mcp_client::protocol::types::{ElicitAction, ElicitResult};
+    ///
+    /// let builder = Client::builder().on_elicitation(|request, ctx| async move {
+    ///     println!("{:?} (asked in the {} era)", request.message(), ctx.era);
+    ///     Ok(ElicitResult::new(ElicitAction::Decline))
+    /// });
+    /// # let _ = builder;
+    /// ```
+    pub fn on_elicitation<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(ElicitRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        self.elicitation_handler(elicitation_closure(f, false))
+    }
+
+    /// Like [`on_elicitation`](Self::on_elicitation), declaring URL mode
+    /// too: the closure also gets URL-mode requests (2025-11-25+).
+    pub fn on_elicitation_with_url<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(ElicitRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        self.elicitation_handler(elicitation_closure(f, true))
+    }
+
+    /// Answers sampling with an async closure of the request and its
+    /// [`HandlerContext`] (declares the `sampling` capability).
+    ///
+    /// ```
+    /// use mcp_client::Client;
+    /// use mcp_client::handlers::HandlerError;
+    ///
+    /// let builder = Client::builder().on_sampling(|request, _ctx| async move {
+    ///     Err(HandlerError::new(format!("no model for {} messages", request.messages.len())))
+    /// });
+    /// # let _ = builder;
+    /// ```
+    pub fn on_sampling<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<CreateMessageResult, HandlerError>>
+            + Send
+            + 'static,
+    {
+        self.sampling_handler(sampling_closure(f))
+    }
+
+    /// Offers roots computed by an async closure each time the server asks
+    /// (declares the `roots` capability).
+    ///
+    /// ```
+    /// use mcp_client::Client;
+    /// use mcp_client::protocol::types::Root;
+    ///
+    /// let builder = Client::builder().on_roots(|_ctx| async {
+    ///     Ok(vec![Root::new("file:///work")])
+    /// });
+    /// # let _ = builder;
+    /// ```
+    pub fn on_roots<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<Vec<Root>, HandlerError>> + Send + 'static,
+    {
+        self.config.handlers.roots = Some(RootsSource::Handler(roots_closure(f)));
+        self
+    }
+
+    /// Answers elicitation with a handler object (declares the
+    /// `elicitation` capability, and URL mode when the handler says so).
     pub fn elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
         self.config.handlers.elicitation = Some(handler);
         self
     }
 
-    /// Answers sampling (declares the `sampling` capability).
+    /// Answers sampling with a handler object (declares the `sampling`
+    /// capability).
     pub fn sampling_handler(mut self, handler: Arc<dyn SamplingHandler>) -> Self {
         self.config.handlers.sampling = Some(handler);
         self
     }
 
-    /// Offers roots (declares the `roots` capability); change them later
-    /// with [`Client::set_roots`].
+    /// Answers `roots/list` with a handler object.
+    pub fn roots_handler(mut self, handler: Arc<dyn RootsHandler>) -> Self {
+        self.config.handlers.roots = Some(RootsSource::Handler(handler));
+        self
+    }
+
+    /// Offers a list of roots (declares the `roots` capability); change it
+    /// later with [`Client::set_roots`].
     pub fn roots(mut self, roots: Vec<Root>) -> Self {
-        self.config.handlers.roots = Some(Arc::new(RwLock::new(roots)));
+        self.config.handlers.roots = Some(RootsSource::List(Arc::new(RwLock::new(roots))));
         self
     }
 

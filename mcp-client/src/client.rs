@@ -14,6 +14,7 @@ use crate::builder::ClientBuilder;
 use crate::cache::{Group, Key, Lookup};
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::EventStream;
+use crate::handlers::RootsSource;
 use crate::options::CallOptions;
 use crate::session::Session;
 use crate::verdict::Verdict;
@@ -298,9 +299,10 @@ impl Client {
     /// (`notifications/roots/list_changed`); modern servers ask again when
     /// they need them.
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<()> {
-        let Some(shared) = &self.session.config.handlers.roots else {
+        let Some(RootsSource::List(shared)) = &self.session.config.handlers.roots else {
             return Err(ClientError::usage(
-                "the client does not offer roots; declare them with ClientBuilder::roots",
+                "the client offers no list of roots to replace; declare one with \
+                 ClientBuilder::roots (a roots handler answers for itself)",
             ));
         };
         *shared.write().unwrap_or_else(|p| p.into_inner()) = roots;

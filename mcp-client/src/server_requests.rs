@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::elicitation::fill_defaults;
-use crate::handlers::HandlerError;
+use crate::handlers::{HandlerContext, HandlerError};
 use crate::session::Session;
 
 /// The client's [`ServerRequestHandler`]. It holds the session weakly: it
@@ -124,12 +124,23 @@ impl ServerRequestHandler for ServerRequests {
         let deadline = self.config.handler_timeout;
         let unassociated = self.unassociated();
         let method = request.method.clone();
+        // A legacy server's request names no call of ours. The token is
+        // cancelled when the handler's future is dropped: the engine drops
+        // it when the server cancels the request.
+        let version = self
+            .negotiated
+            .get()
+            .unwrap_or(ProtocolVersion::V2025_11_25);
+        let context = HandlerContext::detached(version);
+        let cancelled_on_drop = context.cancellation.clone().drop_guard();
         let work: BoxFuture<'static, Result<Value, ErrorObject>> = match method.as_str() {
             methods::PING => Box::pin(async { Ok(json!({})) }),
-            methods::ROOTS_LIST => match handlers.roots() {
-                Some(roots) => Box::pin(async move { answer(Ok(ListRootsResult::new(roots))) }),
-                None => Box::pin(async move { Err(not_found(&method)) }),
-            },
+            methods::ROOTS_LIST if handlers.roots.is_some() => Box::pin(async move {
+                match handlers.roots(context).await {
+                    Some(roots) => answer(roots.map(ListRootsResult::new)),
+                    None => Err(not_found(&method)),
+                }
+            }),
             methods::SAMPLING_CREATE_MESSAGE | methods::ELICITATION_CREATE if unassociated => {
                 Box::pin(async move {
                     Err(ErrorObject::new(
@@ -140,7 +151,7 @@ impl ServerRequestHandler for ServerRequests {
             }
             methods::SAMPLING_CREATE_MESSAGE => match handlers.sampling {
                 Some(h) => match params::<CreateMessageRequestParams>(&request) {
-                    Ok(p) => Box::pin(async move { answer(h.create_message(p).await) }),
+                    Ok(p) => Box::pin(async move { answer(h.create_message(p, context).await) }),
                     Err(e) => Box::pin(async move { Err(e) }),
                 },
                 None => Box::pin(async move { Err(not_found(&method)) }),
@@ -151,7 +162,10 @@ impl ServerRequestHandler for ServerRequests {
                         Box::pin(async move { Err(url_mode_undeclared()) })
                     }
                     Ok(p) => Box::pin(async move {
-                        let result = h.elicit(p.clone()).await.map(|r| fill_defaults(&p, r));
+                        let result = h
+                            .elicit(p.clone(), context)
+                            .await
+                            .map(|r| fill_defaults(&p, r));
                         answer(result)
                     }),
                     Err(e) => Box::pin(async move { Err(e) }),
@@ -161,6 +175,7 @@ impl ServerRequestHandler for ServerRequests {
             _ => Box::pin(async move { Err(not_found(&method)) }),
         };
         Box::pin(async move {
+            let _cancelled_on_drop = cancelled_on_drop;
             match tokio::time::timeout(deadline, work).await {
                 Ok(r) => r,
                 Err(_) => Err(ErrorObject::new(
