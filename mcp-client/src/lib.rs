@@ -51,6 +51,7 @@ mod gating;
 pub mod handlers;
 pub mod mrtr;
 mod options;
+mod page;
 mod server_requests;
 mod session;
 pub mod subscriptions;
@@ -64,6 +65,7 @@ pub use config::EraMode;
 pub use error::{ClientError, ErrorKind, Result};
 pub use events::{EventStream, ServerEvent};
 pub use options::{CallOptions, ProgressCallback};
+pub use page::Page;
 pub use subscriptions::{Subscription, Watch};
 pub use verdict::{Reached, Verdict};
 

@@ -38,6 +38,38 @@ pub enum Outcome<T> {
     InputRequired(InputRequiredResult),
 }
 
+/// The answers to one round's input requests, for the next round of a call
+/// in manual mode (`call_tool_once` and friends).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct InputAnswer {
+    /// One response per input request, by its key.
+    pub responses: InputResponses,
+    /// The round's `requestState`, echoed exactly as received.
+    pub request_state: Option<String>,
+}
+
+impl InputAnswer {
+    /// The answers to `asked`: `responses`, with its `requestState` kept.
+    ///
+    /// ```
+    /// use mcp_client::mrtr::InputAnswer;
+    /// use mcp_protocol::types::{InputRequiredResult, InputResponses};
+    ///
+    /// let asked: InputRequiredResult = serde_json::from_value(serde_json::json!({
+    ///     "resultType": "input_required", "requestState": "opaque"
+    /// })).unwrap();
+    /// let answer = InputAnswer::to(&asked, InputResponses::new());
+    /// assert_eq!(answer.request_state.as_deref(), Some("opaque"));
+    /// ```
+    pub fn to(asked: &InputRequiredResult, responses: InputResponses) -> Self {
+        InputAnswer {
+            responses,
+            request_state: asked.request_state.clone(),
+        }
+    }
+}
+
 /// The params of a retry: the original params plus `inputResponses` and
 /// the `requestState` exactly as received (omitted when none was sent).
 pub fn retry_params(

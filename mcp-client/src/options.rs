@@ -43,6 +43,8 @@ pub struct CallOptions {
     pub bypass_cache: bool,
     /// Where a listen request's notifications go (its subscription's own).
     pub(crate) listener: Option<mcp_transport::Listener>,
+    /// Extra headers for the request (a call's `Mcp-Param-*`).
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl CallOptions {

@@ -18,7 +18,7 @@ use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::ServerEvent;
 use crate::gating;
 use crate::options::CallOptions;
-use crate::tool_schemas::OutputSchemas;
+use crate::tool_schemas::{InputSchemas, OutputSchemas};
 use crate::verdict::Verdict;
 
 /// Request ids: the client owns them, one counter per client.
@@ -80,6 +80,7 @@ pub(crate) struct Session {
     pub(crate) events: broadcast::Sender<ServerEvent>,
     pub(crate) cache: Arc<Cache>,
     pub(crate) output_schemas: OutputSchemas,
+    pub(crate) input_schemas: InputSchemas,
     /// The connection's listener, for streams that feed the same events.
     pub(crate) listener: Listener,
     /// What drops stale cache entries, for listeners of listen streams.
@@ -123,6 +124,7 @@ impl Session {
             listener,
             invalidation,
             output_schemas: OutputSchemas::default(),
+            input_schemas: InputSchemas::default(),
         }
     }
 
@@ -288,6 +290,7 @@ impl Session {
             .unwrap_or(self.config.max_total_timeout)
             .max(timeout);
         let mut o = RequestOptions::new().timeout(timeout).max_total(max_total);
+        o.headers = options.headers.clone();
         o.reset_on_progress = options.reset_on_progress;
         if method == methods::INITIALIZE {
             o = o.no_wire_cancel();

@@ -30,8 +30,8 @@ async fn next_change(sub: &mut mcp_client::Subscription) -> ServerEvent {
 async fn modern_lists_are_cached_by_ttl_and_dropped_on_list_changed() {
     let server = FakeServer::new(FakeConfig::modern().cache_hint(60_000, CacheScope::Public));
     let client = Client::builder().connect(server.connector()).await.unwrap();
-    client.list_tools(None).await.unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
     assert_eq!(
         wire_count(&server, "tools/list"),
         1,
@@ -57,7 +57,8 @@ async fn modern_lists_are_cached_by_ttl_and_dropped_on_list_changed() {
 
     // Bypass per call.
     client
-        .list_tools_with(None, &CallOptions::new().bypass_cache())
+        .list_tools()
+        .options(&CallOptions::new().bypass_cache())
         .await
         .unwrap();
     assert_eq!(wire_count(&server, "tools/list"), 3);
@@ -68,7 +69,7 @@ async fn a_zero_ttl_always_refetches() {
     let server = FakeServer::new(FakeConfig::modern().cache_hint(0, CacheScope::Public));
     let client = Client::builder().connect(server.connector()).await.unwrap();
     for _ in 0..3 {
-        client.list_tools(None).await.unwrap();
+        client.list_tools().await.unwrap();
         client.read_resource("fake://text/hello").await.unwrap();
     }
     assert_eq!(wire_count(&server, "tools/list"), 3);
@@ -112,15 +113,15 @@ async fn a_failed_refetch_serves_stale_data_marked_as_such() {
     }
     assert_eq!(stale.value.tools[0].name, "t");
     // The plain typed call reports the failure instead.
-    assert!(client.list_tools(None).await.unwrap_err().is_timeout());
+    assert!(client.list_tools().await.unwrap_err().is_timeout());
 }
 
 #[tokio::test(start_paused = true)]
 async fn legacy_lists_are_cached_only_where_list_changed_is_advertised() {
     let server = FakeServer::new(FakeConfig::legacy());
     let client = Client::builder().connect(server.connector()).await.unwrap();
-    client.list_tools(None).await.unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
     assert_eq!(wire_count(&server, "tools/list"), 1);
     // Resource reads are never cached in legacy.
     client.read_resource("fake://text/hello").await.unwrap();
@@ -129,8 +130,8 @@ async fn legacy_lists_are_cached_only_where_list_changed_is_advertised() {
 
     let quiet = FakeServer::new(FakeConfig::legacy().capabilities(json!({"tools": {}})));
     let client = Client::builder().connect(quiet.connector()).await.unwrap();
-    client.list_tools(None).await.unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
     assert_eq!(
         wire_count(&quiet, "tools/list"),
         2,

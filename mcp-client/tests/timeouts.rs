@@ -241,5 +241,5 @@ async fn answers_twice_or_to_ids_never_sent_disturb_nothing() {
         e.is_timeout(),
         "an answer to an id never sent is dropped: {e}"
     );
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
 }
