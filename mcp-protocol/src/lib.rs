@@ -35,6 +35,9 @@
 //! # Ok::<(), mcp_protocol::jsonrpc::ParseError>(())
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 #[macro_use]
 mod macros;
 

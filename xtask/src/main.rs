@@ -146,7 +146,7 @@ fn deps() -> Result {
         &[
             "tree",
             "-p",
-            "mcp-protocol",
+            "mcp-steady-protocol",
             "-e",
             "normal",
             "--prefix",
@@ -174,7 +174,7 @@ fn deps() -> Result {
         &[
             "tree",
             "-p",
-            "mcp-client",
+            "mcp-steady-client",
             "-e",
             "normal",
             "--prefix",
@@ -183,7 +183,7 @@ fn deps() -> Result {
     )?;
     for line in client.lines() {
         let name = line.split_whitespace().next().unwrap_or_default();
-        if name.starts_with("mcp-transport-") {
+        if name.starts_with("mcp-steady-transport-") {
             return Err(format!(
                 "mcp-client must not depend on a concrete transport, but depends on {name}"
             ));
