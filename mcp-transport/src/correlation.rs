@@ -228,7 +228,7 @@ impl std::fmt::Debug for Correlator {
     }
 }
 
-/// Keeps base timers paused while it lives; see [`Correlator::pause_timers`].
+/// Keeps base timers paused while it lives; see [`Engine::pause_timers`](crate::Engine::pause_timers).
 #[must_use = "timers resume when this is dropped"]
 pub struct TimerPause {
     correlator: Correlator,
