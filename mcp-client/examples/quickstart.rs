@@ -2,9 +2,9 @@
 //!
 //! ```sh
 //! # The workspace's reference server (built on first use):
-//! cargo run -p mcp-client --example quickstart
+//! cargo run -p mcp-steady-client --example quickstart
 //! # Any other stdio server:
-//! cargo run -p mcp-client --example quickstart -- npx -y @modelcontextprotocol/server-everything
+//! cargo run -p mcp-steady-client --example quickstart -- npx -y @modelcontextprotocol/server-everything
 //! ```
 
 use mcp_client::Client;

@@ -38,6 +38,9 @@
 //! Everything era-specific lives in this crate; transports only move
 //! messages (see `mcp-transport`).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 mod api;
 mod builder;
 mod cache;

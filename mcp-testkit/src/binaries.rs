@@ -9,7 +9,7 @@
 //! tests in `target/<profile>/deps/` and binaries in `target/<profile>/`).
 //! When it is not there (a test of another crate, which cargo does not build
 //! this crate's binaries for), it is built once per process with
-//! `cargo build -p mcp-testkit --bin <name>` into the same target directory
+//! `cargo build -p mcp-steady-testkit --bin <name>` into the same target directory
 //! and profile. `MCP_TESTKIT_BIN_DIR`, when set, is searched first.
 
 use std::env;
@@ -133,7 +133,7 @@ fn build(name: &str, profile_dir: &Path) {
         .arg("build")
         .arg("--manifest-path")
         .arg(&manifest)
-        .args(["-p", "mcp-testkit", "--bin", name]);
+        .args(["-p", "mcp-steady-testkit", "--bin", name]);
     match profile.as_str() {
         "debug" => {}
         "release" => {

@@ -6,3 +6,6 @@
 //! **Not implemented yet.** This crate holds its place in the workspace; it
 //! exports nothing. Use `mcp-transport-stdio` for servers started as child
 //! processes.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]

@@ -51,6 +51,9 @@
 //! Then prove it: `mcp-testkit`'s contract suite runs any transport
 //! through every rule of the contract and reports each by name.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 mod correlation;
 mod engine;
 mod error;

@@ -1,9 +1,9 @@
 //! The workspace's own automation, run as `cargo xtask <task>`.
 //!
 //! - `cargo xtask test`: everything CI checks: formatting, clippy with
-//!   warnings denied, docs without warnings, the dependency rules between
-//!   crates, every test (unit, integration, doc), and at the end the interop
-//!   suite.
+//!   warnings denied, docs without warnings (all features), the dependency
+//!   rules between crates, `cargo package` of every published crate, every
+//!   test (unit, integration, doc), and at the end the interop suite.
 //! - `cargo xtask deps`: only the dependency rules.
 //! - `cargo xtask interop [-- RUNNER ARGS]`: installs pinned real servers
 //!   into `.cache/interop/` (only when missing; a second run needs no
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         "bench" => bench::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, every test, then interop\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  bench             stdio latency, throughput, memory, connect time vs a bare pipe and rmcp\n                    (built in target-bench/, table in target-bench/bench.md; `-- --quick` for a short run)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, then interop\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  bench             stdio latency, throughput, memory, connect time vs a bare pipe and rmcp\n                    (built in target-bench/, table in target-bench/bench.md; `-- --quick` for a short run)"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS
@@ -114,9 +114,10 @@ fn test() -> Result {
     deps()?;
     run(
         "cargo",
-        &["doc", "--workspace", "--no-deps"],
+        &["doc", "--workspace", "--no-deps", "--all-features"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    package()?;
     if has_nextest() {
         run(
             "cargo",
@@ -137,6 +138,27 @@ fn test() -> Result {
     interop::interop(&[])
 }
 
+/// `cargo package` for every published crate, each built from its packaged
+/// sources alone. Cargo packages them in dependency order and verifies each
+/// against the workspace's own packages through a temporary local registry
+/// (`target/package/tmp-registry`), never against a same-named crate on
+/// crates.io. `--allow-dirty` so that it also runs on a work tree with
+/// uncommitted changes; a fresh clone is clean anyway. `cargo package` does
+/// not skip `publish = false` members, so those are excluded by name.
+fn package() -> Result {
+    run(
+        "cargo",
+        &[
+            "package",
+            "--workspace",
+            "--exclude",
+            "xtask",
+            "--allow-dirty",
+        ],
+        &[],
+    )
+}
+
 /// The layering rules: `mcp-protocol` does no I/O and needs no runtime, and
 /// `mcp-client` depends on no concrete transport.
 fn deps() -> Result {
@@ -146,7 +168,7 @@ fn deps() -> Result {
         &[
             "tree",
             "-p",
-            "mcp-protocol",
+            "mcp-steady-protocol",
             "-e",
             "normal",
             "--prefix",
@@ -174,7 +196,7 @@ fn deps() -> Result {
         &[
             "tree",
             "-p",
-            "mcp-client",
+            "mcp-steady-client",
             "-e",
             "normal",
             "--prefix",
@@ -183,7 +205,7 @@ fn deps() -> Result {
     )?;
     for line in client.lines() {
         let name = line.split_whitespace().next().unwrap_or_default();
-        if name.starts_with("mcp-transport-") {
+        if name.starts_with("mcp-steady-transport-") {
             return Err(format!(
                 "mcp-client must not depend on a concrete transport, but depends on {name}"
             ));
