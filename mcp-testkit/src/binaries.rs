@@ -49,14 +49,17 @@ fn file_name(name: &str) -> String {
 
 /// The directory cargo puts binaries in for the running executable's
 /// profile: the executable's own directory, or its parent when that is
-/// `deps`. An executable outside any target directory (a doctest, which
+/// `deps` (tests) or `examples` (an example run with `cargo run --example`). An executable outside any target directory (a doctest, which
 /// rustdoc builds in a temporary folder) uses the workspace's: the
 /// `CARGO_TARGET_DIR` it runs under, or `target/` beside this crate, with
 /// the `debug` profile.
 fn profile_dir() -> Option<PathBuf> {
     let exe = env::current_exe().ok()?;
     let dir = exe.parent()?;
-    let dir = if dir.file_name().is_some_and(|n| n == "deps") {
+    let dir = if dir
+        .file_name()
+        .is_some_and(|n| n == "deps" || n == "examples")
+    {
         dir.parent()?
     } else {
         dir

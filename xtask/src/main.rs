@@ -3,7 +3,8 @@
 //! - `cargo xtask test`: everything CI checks: formatting, clippy with
 //!   warnings denied, docs without warnings (all features), the dependency
 //!   rules between crates, `cargo package` of every published crate, every
-//!   test (unit, integration, doc), and at the end the interop suite.
+//!   test (unit, integration, doc), the quickstart example, and at the end
+//!   the interop suite.
 //! - `cargo xtask deps`: only the dependency rules.
 //! - `cargo xtask interop [-- RUNNER ARGS]`: installs pinned real servers
 //!   into `.cache/interop/` (only when missing; a second run needs no
@@ -134,6 +135,19 @@ fn test() -> Result {
     }
     // nextest does not run doctests.
     run("cargo", &["test", "--workspace", "--doc"], &[])?;
+    // The quickstart the README points at builds and runs.
+    run(
+        "cargo",
+        &[
+            "run",
+            "--quiet",
+            "-p",
+            "mcp-steady-client",
+            "--example",
+            "quickstart",
+        ],
+        &[],
+    )?;
     // Last: real servers, installed on first use.
     interop::interop(&[])
 }
@@ -199,15 +213,19 @@ fn deps() -> Result {
             "mcp-steady-client",
             "-e",
             "normal",
+            "--no-default-features",
             "--prefix",
             "none",
         ],
     )?;
+    // The concrete transports are re-exported behind cargo features only;
+    // without them the client stands on the trait alone.
     for line in client.lines() {
         let name = line.split_whitespace().next().unwrap_or_default();
         if name.starts_with("mcp-steady-transport-") {
             return Err(format!(
-                "mcp-client must not depend on a concrete transport, but depends on {name}"
+                "mcp-client without its default features must not depend on a concrete \
+                 transport, but depends on {name}"
             ));
         }
     }
