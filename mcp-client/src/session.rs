@@ -234,12 +234,18 @@ impl Session {
             );
             let request = Request::new(id, method, attempt);
             let span = tracing::debug_span!("mcp.request", method, id = %request.id);
-            let outcome = tracing::Instrument::instrument(
-                self.transport
-                    .request(request, self.transport_options(method, options)),
-                span,
-            )
-            .await;
+            let mut transport_options = self.transport_options(method, options);
+            let progress = match &options.on_progress {
+                Some(callback) if method != methods::SUBSCRIPTIONS_LISTEN => {
+                    let (listener, stream) = Listener::bounded("progress", 64);
+                    transport_options = transport_options.listener(listener);
+                    Some((stream, callback.clone()))
+                }
+                _ => None,
+            };
+            let answer = self.transport.request(request, transport_options);
+            let outcome =
+                tracing::Instrument::instrument(with_progress(answer, progress), span).await;
             match outcome {
                 Err(TransportError::Rpc { code, data, .. })
                     if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION
@@ -298,22 +304,45 @@ impl Session {
         if let Some(token) = &options.cancellation {
             o = o.cancellation(token.clone());
         }
-        if let Some(callback) = options.on_progress.clone() {
-            o = o.listener(Listener::from_fn(64, move |n| {
-                if n.method != methods::NOTIFICATION_PROGRESS {
-                    return;
-                }
-                match serde_json::from_value::<ProgressNotificationParams>(
-                    n.params.unwrap_or(Value::Null),
-                ) {
-                    Ok(p) => callback(p),
-                    Err(e) => {
-                        tracing::debug!(error = %e, "skipped a malformed progress notification")
-                    }
-                }
-            }));
-        }
         o
+    }
+}
+
+/// Waits for an answer while handing the request's progress to its
+/// callback, on the caller's task and in order; progress that arrived
+/// before the answer is delivered before this returns.
+async fn with_progress(
+    answer: mcp_transport::ResponseFuture,
+    progress: Option<(
+        mcp_transport::ListenerStream,
+        crate::options::ProgressCallback,
+    )>,
+) -> std::result::Result<Value, TransportError> {
+    let Some((mut stream, callback)) = progress else {
+        return answer.await;
+    };
+    let deliver = |n: Notification| {
+        if n.method != methods::NOTIFICATION_PROGRESS {
+            return;
+        }
+        match serde_json::from_value::<ProgressNotificationParams>(n.params.unwrap_or(Value::Null))
+        {
+            Ok(p) => callback(p),
+            Err(e) => tracing::debug!(error = %e, "skipped a malformed progress notification"),
+        }
+    };
+    tokio::pin!(answer);
+    loop {
+        tokio::select! {
+            biased;
+            Some(n) = stream.recv() => deliver(n),
+            outcome = &mut answer => {
+                while let Some(n) = stream.try_recv() {
+                    deliver(n);
+                }
+                return outcome;
+            }
+        }
     }
 }
 
