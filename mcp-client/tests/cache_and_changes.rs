@@ -256,6 +256,8 @@ async fn a_stuck_event_callback_never_delays_invalidation() {
     let (release, stuck) = std::sync::mpsc::channel::<()>();
     let stuck = std::sync::Mutex::new(stuck);
     let client = Client::builder()
+        // So that the log tool's message is sent (the first event).
+        .log_level(mcp_protocol::types::LoggingLevel::Debug)
         .on_event(move |_| {
             // Blocks on the first event until the test ends.
             let _ = stuck.lock().unwrap().recv();
@@ -267,7 +269,10 @@ async fn a_stuck_event_callback_never_delays_invalidation() {
     client.list_all_tools().await.unwrap();
     assert_eq!(wire_count(&server, "tools/list"), 1, "cached");
     // An event to get the callback stuck on, then a change behind it.
-    client.call_tool("log", json!({})).await.unwrap();
+    client
+        .call_tool("log", json!({"level": "emergency"}))
+        .await
+        .unwrap();
     client
         .call_tool("add_tool", json!({"name": "new_tool"}))
         .await
