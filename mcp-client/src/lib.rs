@@ -79,9 +79,13 @@ pub use mcp_protocol as protocol;
 pub use mcp_transport as transport;
 
 /// The stdio transport: servers started as a command, and any byte stream
-/// (the `mcp-transport-stdio` crate, behind the default `stdio` feature).
+/// (the `mcp-transport-stdio` crate).
+///
+/// *Available on crate feature `stdio` only (on by default).*
 #[cfg(feature = "stdio")]
 pub use mcp_transport_stdio as stdio;
 /// A server started as a command (from [`stdio`]): the usual way to connect.
+///
+/// *Available on crate feature `stdio` only (on by default).*
 #[cfg(feature = "stdio")]
 pub use mcp_transport_stdio::StdioCommand;
