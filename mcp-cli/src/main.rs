@@ -1,9 +1,9 @@
 //! `mcp`: inspect and drive any MCP server from a terminal.
 //!
-//! Built on the public API of `mcp-client` only. With no server given, it
-//! serves the embedded reference server (the testkit's fake server, both
-//! eras) in process, so it works on a fresh machine with nothing else
-//! installed.
+//! Built on the public API of `mcp_client` (package `mcp-steady-client`)
+//! only. With no server given, it serves the embedded reference server (the
+//! testkit's fake server, both eras) in process, so it works on a fresh
+//! machine with nothing else installed.
 //!
 //! # Usage
 //!

@@ -2,13 +2,12 @@
 //!
 //! ```sh
 //! # The workspace's reference server (built on first use):
-//! cargo run -p mcp-client --example quickstart
+//! cargo run -p mcp-steady-client --example quickstart
 //! # Any other stdio server:
-//! cargo run -p mcp-client --example quickstart -- npx -y @modelcontextprotocol/server-everything
+//! cargo run -p mcp-steady-client --example quickstart -- npx -y @modelcontextprotocol/server-everything
 //! ```
 
-use mcp_client::Client;
-use mcp_transport_stdio::StdioCommand;
+use mcp_client::{Client, StdioCommand};
 use serde_json::json;
 
 #[tokio::main]
@@ -16,6 +15,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let command = match args.split_first() {
         Some((program, rest)) => StdioCommand::new(program).args(rest),
+        // Only so that the example runs with no argument: the workspace's
+        // reference server. Your code names its own server.
         None => StdioCommand::new(mcp_testkit::binaries::server_path()).name("reference server"),
     };
 

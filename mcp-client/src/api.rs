@@ -1,14 +1,17 @@
 //! The typed API: tools, resources, prompts, completion; the same calls in
 //! every era.
 
+use std::future::IntoFuture;
+
+use mcp_protocol::Era;
 use mcp_protocol::methods::{
     self as m, CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
     ListTools, ReadResource, RequestMethod,
 };
 use mcp_protocol::types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    GetPromptRequestParams, GetPromptResult, InputRequiredResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt,
     ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
     SubscribeRequestParams, Tool,
 };
@@ -16,38 +19,23 @@ use serde_json::Value;
 
 use crate::client::{Client, parse, to_params};
 use crate::error::{ClientError, Result};
-use crate::mrtr::Outcome;
+use crate::mrtr::{Asking, InputAnswer, Outcome, fulfil, retry_params};
 use crate::options::CallOptions;
+use crate::page::Page;
 use crate::tool_schemas::drop_invalid_tools;
 
-fn page(cursor: Option<String>) -> PaginatedRequestParams {
-    match cursor {
-        Some(c) => PaginatedRequestParams::new().with_cursor(c),
-        None => PaginatedRequestParams::new(),
-    }
-}
-
 impl Client {
-    /// One page of `tools/list`.
+    /// One page of `tools/list`: the first, or with
+    /// [`Page::after`] a later one.
     ///
     /// Tools whose `x-mcp-header` annotations are invalid are left out,
     /// with a warning, as the spec asks.
-    pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult> {
-        self.list_tools_with(cursor, &CallOptions::new()).await
-    }
-
-    /// [`list_tools`](Self::list_tools) with per-call options.
-    pub async fn list_tools_with(
-        &self,
-        cursor: Option<String>,
-        options: &CallOptions,
-    ) -> Result<ListToolsResult> {
-        let mut result = self
-            .request_with::<ListTools>(page(cursor), options)
-            .await?;
-        drop_invalid_tools(&mut result.tools);
-        self.session.output_schemas.learn(&result.tools);
-        Ok(result)
+    pub fn list_tools(&self) -> Page<'_, ListTools> {
+        Page::new(self, |client, result: &mut ListToolsResult| {
+            drop_invalid_tools(&mut result.tools);
+            client.session.output_schemas.learn(&result.tools);
+            client.session.input_schemas.learn(&result.tools);
+        })
     }
 
     /// Every tool, following `nextCursor` up to the page cap.
@@ -66,7 +54,7 @@ impl Client {
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>> {
         self.paginate(
             m::TOOLS_LIST,
-            |c| self.list_tools(c),
+            |c| self.list_tools().maybe_after(c).into_future(),
             |r: ListToolsResult| (r.tools, r.next_cursor),
         )
         .await
@@ -104,7 +92,14 @@ impl Client {
         options: &CallOptions,
     ) -> Result<CallToolResult> {
         let name = params.name.clone();
-        let result = self.request_with::<CallTool>(params, options).await?;
+        let headers = self.param_headers(&params).await;
+        let result = if headers.is_empty() {
+            self.request_with::<CallTool>(params, options).await?
+        } else {
+            let mut options = options.clone();
+            options.headers = headers;
+            self.request_with::<CallTool>(params, &options).await?
+        };
         if self.session.config.validate_structured_output {
             self.session
                 .output_schemas
@@ -114,45 +109,138 @@ impl Client {
         Ok(result)
     }
 
-    /// One round of `tools/call` in manual mode: an `input_required`
-    /// answer is handed back instead of fulfilled (see
-    /// [`crate::mrtr::retry_params`]).
-    pub async fn call_tool_once(
-        &self,
-        params: Value,
-        options: &CallOptions,
-    ) -> Result<Outcome<CallToolResult>> {
-        self.once::<CallTool>(params, options).await
+    /// The `Mcp-Param-*` headers of a call (modern, over a transport that
+    /// sends headers), from the tool's `x-mcp-header` annotations in the
+    /// cached tool list; the tools are listed first when they never were.
+    async fn param_headers(&self, params: &CallToolRequestParams) -> Vec<(String, String)> {
+        if self.era() != Era::Modern || !self.session.transport.sends_headers() {
+            return Vec::new();
+        }
+        if !self.session.input_schemas.listed()
+            && let Err(e) = self.list_all_tools().await
+        {
+            tracing::debug!(error = %e, "could not list the tools for their headers");
+        }
+        let empty = serde_json::Map::new();
+        let arguments = params.arguments.as_ref().unwrap_or(&empty);
+        self.session.input_schemas.headers(&params.name, arguments)
     }
 
-    /// One page of `resources/list`.
-    pub async fn list_resources(&self, cursor: Option<String>) -> Result<ListResourcesResult> {
-        self.request::<ListResources>(page(cursor)).await
+    /// One round of `tools/call` in manual mode: an `input_required`
+    /// answer is handed back instead of fulfilled. Call again with the same
+    /// params and an [`InputAnswer`] to it (the client's handlers can make
+    /// one: [`fulfil_input`](Self::fulfil_input)).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> mcp_client::Result<()> {
+    /// # let fake = mcp_testkit::fake::FakeServer::new(mcp_testkit::fake::FakeConfig::modern());
+    /// // A handler declares elicitation; here the rounds are answered by hand.
+    /// let client = mcp_client::Client::builder()
+    ///     .on_elicitation(|_, _| async { unreachable!("answered by hand") })
+    ///     .connect(fake.connector())
+    ///     .await?;
+    /// use mcp_client::CallOptions;
+    /// use mcp_client::mrtr::{InputAnswer, Outcome};
+    /// use mcp_client::protocol::types::{CallToolRequestParams, ElicitResult, InputResponse, InputResponses};
+    ///
+    /// let params = CallToolRequestParams::new("elicit");
+    /// let options = CallOptions::new();
+    /// let mut answer = None;
+    /// let result = loop {
+    ///     match client.call_tool_once(&params, answer.as_ref(), &options).await? {
+    ///         Outcome::Complete(result) => break result,
+    ///         Outcome::InputRequired(asked) => {
+    ///             // Decide each answer yourself (here: accept with nothing).
+    ///             let mut responses = InputResponses::new();
+    ///             for key in asked.input_requests.iter().flatten().map(|(k, _)| k) {
+    ///                 let content = serde_json::Map::from_iter([("name".into(), "Ada".into())]);
+    ///                 responses.insert(key.clone(), InputResponse::Elicitation(ElicitResult::accept(content)));
+    ///             }
+    ///             answer = Some(InputAnswer::to(&asked, responses));
+    ///         }
+    ///         _ => unreachable!(),
+    ///     }
+    /// };
+    /// assert!(!result.is_error());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call_tool_once(
+        &self,
+        params: &CallToolRequestParams,
+        answer: Option<&InputAnswer>,
+        options: &CallOptions,
+    ) -> Result<Outcome<CallToolResult>> {
+        self.once::<CallTool>(params, answer, options).await
+    }
+
+    /// One round of `prompts/get` in manual mode; see
+    /// [`call_tool_once`](Self::call_tool_once).
+    pub async fn get_prompt_once(
+        &self,
+        params: &GetPromptRequestParams,
+        answer: Option<&InputAnswer>,
+        options: &CallOptions,
+    ) -> Result<Outcome<GetPromptResult>> {
+        self.once::<GetPrompt>(params, answer, options).await
+    }
+
+    /// One round of `resources/read` in manual mode; see
+    /// [`call_tool_once`](Self::call_tool_once).
+    pub async fn read_resource_once(
+        &self,
+        params: &ReadResourceRequestParams,
+        answer: Option<&InputAnswer>,
+        options: &CallOptions,
+    ) -> Result<Outcome<ReadResourceResult>> {
+        self.once::<ReadResource>(params, answer, options).await
+    }
+
+    /// Answers a round's input requests through the client's handlers, as
+    /// the automatic calls do, for a caller who drives the rounds itself.
+    pub async fn fulfil_input(&self, asked: &InputRequiredResult) -> Result<InputAnswer> {
+        let responses = match &asked.input_requests {
+            Some(requests) => {
+                let asking = Asking {
+                    method: "manual",
+                    target: None,
+                    round: 1,
+                    version: self.session.version(),
+                };
+                fulfil(&self.session.config, requests, &asking, None).await?
+            }
+            None => Default::default(),
+        };
+        Ok(InputAnswer::to(asked, responses))
+    }
+
+    /// One page of `resources/list`; see [`list_tools`](Self::list_tools).
+    pub fn list_resources(&self) -> Page<'_, ListResources> {
+        Page::new(self, |_, _| {})
     }
 
     /// Every resource, following `nextCursor` up to the page cap.
     pub async fn list_all_resources(&self) -> Result<Vec<Resource>> {
         self.paginate(
             m::RESOURCES_LIST,
-            |c| self.list_resources(c),
+            |c| self.list_resources().maybe_after(c).into_future(),
             |r: ListResourcesResult| (r.resources, r.next_cursor),
         )
         .await
     }
 
-    /// One page of `resources/templates/list`.
-    pub async fn list_resource_templates(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<ListResourceTemplatesResult> {
-        self.request::<ListResourceTemplates>(page(cursor)).await
+    /// One page of `resources/templates/list`; see
+    /// [`list_tools`](Self::list_tools).
+    pub fn list_resource_templates(&self) -> Page<'_, ListResourceTemplates> {
+        Page::new(self, |_, _| {})
     }
 
     /// Every resource template, following `nextCursor` up to the page cap.
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>> {
         self.paginate(
             m::RESOURCES_TEMPLATES_LIST,
-            |c| self.list_resource_templates(c),
+            |c| self.list_resource_templates().maybe_after(c).into_future(),
             |r: ListResourceTemplatesResult| (r.resource_templates, r.next_cursor),
         )
         .await
@@ -202,42 +290,48 @@ impl Client {
             .map(drop)
     }
 
-    /// One page of `prompts/list`.
-    pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult> {
-        self.request::<ListPrompts>(page(cursor)).await
+    /// One page of `prompts/list`; see [`list_tools`](Self::list_tools).
+    pub fn list_prompts(&self) -> Page<'_, ListPrompts> {
+        Page::new(self, |_, _| {})
     }
 
     /// Every prompt, following `nextCursor` up to the page cap.
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>> {
         self.paginate(
             m::PROMPTS_LIST,
-            |c| self.list_prompts(c),
+            |c| self.list_prompts().maybe_after(c).into_future(),
             |r: ListPromptsResult| (r.prompts, r.next_cursor),
         )
         .await
     }
 
-    /// Gets a prompt with string arguments.
+    /// Gets a prompt with string arguments: any iterator of key/value
+    /// pairs (an array of tuples, a `HashMap`, a `BTreeMap`).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> mcp_client::Result<()> {
     /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
     /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
-    /// let prompt = client
-    ///     .get_prompt("greeting", [("name".to_owned(), "Ada".to_owned())])
-    ///     .await?;
+    /// let prompt = client.get_prompt("greeting", [("name", "Ada")]).await?;
     /// println!("{} messages", prompt.messages.len());
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn get_prompt(
+    pub async fn get_prompt<K, V>(
         &self,
         name: &str,
-        arguments: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<GetPromptResult> {
-        let params =
-            GetPromptRequestParams::new(name).with_arguments(arguments.into_iter().collect());
+        arguments: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<GetPromptResult>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let arguments = arguments
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        let params = GetPromptRequestParams::new(name).with_arguments(arguments);
         self.request::<GetPrompt>(params).await
     }
 
@@ -257,11 +351,16 @@ impl Client {
 
     async fn once<M: RequestMethod>(
         &self,
-        params: Value,
+        params: &M::Params,
+        answer: Option<&InputAnswer>,
         options: &CallOptions,
     ) -> Result<Outcome<M::Result>> {
         self.session.gate(M::METHOD)?;
-        let params = to_params(M::METHOD, &params)?;
+        let params = to_params(M::METHOD, params)?;
+        let params = match answer {
+            Some(a) => retry_params(&params, &a.responses, a.request_state.as_deref()),
+            None => params,
+        };
         match self.session.send_once(M::METHOD, params, options).await? {
             Outcome::Complete(v) => Ok(Outcome::Complete(parse(M::METHOD, v)?)),
             Outcome::InputRequired(ir) => Ok(Outcome::InputRequired(ir)),

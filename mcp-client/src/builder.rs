@@ -1,22 +1,33 @@
 //! `ClientBuilder`: one builder, safe defaults, every option documented.
 
+use std::future::Future;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
-use mcp_protocol::ProtocolVersion;
-use mcp_protocol::types::{Implementation, LoggingLevel, Root};
-use mcp_transport::{ConnectionHandlers, Connector, Listener, Transport, TransportError};
+use mcp_protocol::Notification;
+use mcp_protocol::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    Implementation, LoggingLevel, Root,
+};
+use mcp_protocol::{Era, ProtocolVersion};
+use mcp_transport::{
+    ConnectionHandlers, ConnectionLimits, Connector, Listener, Tap, Transport, TransportError,
+    TransportEvent,
+};
 use tokio::sync::broadcast;
 
-use crate::cache::Cache;
+use crate::cache::{Cache, Group, Key};
 use crate::client::Client;
 use crate::config::{Config, EraMode};
 use crate::connect::Connecting;
 use crate::error::{ClientError, Result};
-use crate::events::{ServerEvent, dispatch_events};
-use crate::handlers::{ElicitationHandler, Handlers, SamplingHandler};
-use crate::server_requests::ServerRequests;
+use crate::events::{ServerEvent, dispatch_events, invalidate};
+use crate::handlers::{
+    ElicitationHandler, HandlerContext, HandlerError, Handlers, RootsHandler, RootsSource,
+    SamplingHandler, elicitation_closure, roots_closure, sampling_closure,
+};
+use crate::server_requests::{Negotiated, ServerRequests};
 use crate::session::{Ids, Prelude, Session};
 use crate::verdict::Verdict;
 
@@ -77,6 +88,7 @@ impl ClientBuilder {
                 legacy_cache_max_age: Duration::from_secs(300),
                 cache_partition: None,
                 handlers: Handlers::default(),
+                limits: ConnectionLimits::default(),
                 event_callback: None,
                 name: None,
             },
@@ -220,22 +232,123 @@ impl ClientBuilder {
         self
     }
 
-    /// Answers elicitation (declares the `elicitation` capability).
+    /// At most this many server requests (legacy: sampling, elicitation,
+    /// roots, ping) are handled at once; one more is answered with an error
+    /// at once and never reaches a handler (default 64).
+    pub fn max_concurrent_server_requests(mut self, handlers: usize) -> Self {
+        self.config.limits = self.config.limits.max_concurrent_server_requests(handlers);
+        self
+    }
+
+    /// At most this many bytes of messages wait to be written to a server
+    /// that is not reading; a call past it fails at once with
+    /// `TransportError::QueueFull` (default 64 MiB; one message alone always
+    /// fits).
+    pub fn max_outbound_bytes(mut self, bytes: usize) -> Self {
+        self.config.limits = self.config.limits.max_outbound_bytes(bytes);
+        self
+    }
+
+    /// Answers elicitation with an async closure of the request and its
+    /// [`HandlerContext`] (declares the `elicitation` capability, form
+    /// mode). The same closure answers a legacy server's request and a
+    /// modern server's `input_required`.
+    ///
+    /// ```
+    /// use mcp_client::Client;
+    /// use mcp_client::protocol::types::{ElicitAction, ElicitResult};
+    ///
+    /// let builder = Client::builder().on_elicitation(|request, ctx| async move {
+    ///     println!("{:?} (asked in the {} era)", request.message(), ctx.era);
+    ///     Ok(ElicitResult::new(ElicitAction::Decline))
+    /// });
+    /// # let _ = builder;
+    /// ```
+    pub fn on_elicitation<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(ElicitRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        self.elicitation_handler(elicitation_closure(f, false))
+    }
+
+    /// Like [`on_elicitation`](Self::on_elicitation), declaring URL mode
+    /// too: the closure also gets URL-mode requests (2025-11-25+).
+    pub fn on_elicitation_with_url<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(ElicitRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        self.elicitation_handler(elicitation_closure(f, true))
+    }
+
+    /// Answers sampling with an async closure of the request and its
+    /// [`HandlerContext`] (declares the `sampling` capability).
+    ///
+    /// ```
+    /// use mcp_client::Client;
+    /// use mcp_client::handlers::HandlerError;
+    ///
+    /// let builder = Client::builder().on_sampling(|request, _ctx| async move {
+    ///     Err(HandlerError::new(format!("no model for {} messages", request.messages.len())))
+    /// });
+    /// # let _ = builder;
+    /// ```
+    pub fn on_sampling<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<CreateMessageResult, HandlerError>>
+            + Send
+            + 'static,
+    {
+        self.sampling_handler(sampling_closure(f))
+    }
+
+    /// Offers roots computed by an async closure each time the server asks
+    /// (declares the `roots` capability).
+    ///
+    /// ```
+    /// use mcp_client::Client;
+    /// use mcp_client::protocol::types::Root;
+    ///
+    /// let builder = Client::builder().on_roots(|_ctx| async {
+    ///     Ok(vec![Root::new("file:///work")])
+    /// });
+    /// # let _ = builder;
+    /// ```
+    pub fn on_roots<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<Vec<Root>, HandlerError>> + Send + 'static,
+    {
+        self.config.handlers.roots = Some(RootsSource::Handler(roots_closure(f)));
+        self
+    }
+
+    /// Answers elicitation with a handler object (declares the
+    /// `elicitation` capability, and URL mode when the handler says so).
     pub fn elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
         self.config.handlers.elicitation = Some(handler);
         self
     }
 
-    /// Answers sampling (declares the `sampling` capability).
+    /// Answers sampling with a handler object (declares the `sampling`
+    /// capability).
     pub fn sampling_handler(mut self, handler: Arc<dyn SamplingHandler>) -> Self {
         self.config.handlers.sampling = Some(handler);
         self
     }
 
-    /// Offers roots (declares the `roots` capability); change them later
-    /// with [`Client::set_roots`].
+    /// Answers `roots/list` with a handler object.
+    pub fn roots_handler(mut self, handler: Arc<dyn RootsHandler>) -> Self {
+        self.config.handlers.roots = Some(RootsSource::Handler(handler));
+        self
+    }
+
+    /// Offers a list of roots (declares the `roots` capability); change it
+    /// later with [`Client::set_roots`].
     pub fn roots(mut self, roots: Vec<Root>) -> Self {
-        self.config.handlers.roots = Some(Arc::new(RwLock::new(roots)));
+        self.config.handlers.roots = Some(RootsSource::List(Arc::new(RwLock::new(roots))));
         self
     }
 
@@ -281,25 +394,35 @@ impl ClientBuilder {
 
     async fn connect_shared(self, connector: Arc<dyn Connector>) -> Result<Client> {
         let config = Arc::new(self.config);
-        let (listener, stream) = Listener::named_channel("client events", 4096);
         let (events, _) = broadcast::channel(1024);
         let cache = Arc::new(Cache::new(
             config.cache_capacity,
             config.legacy_cache_max_age,
             config.cache_partition.clone(),
         ));
+        let invalidation: Tap<Notification> = {
+            let cache = cache.clone();
+            Arc::new(move |n: &Notification| invalidate(&cache, n))
+        };
+        let (listener, stream) = Listener::tapped("client events", 4096, invalidation.clone());
+        let (transport_events, transport_stream) =
+            Listener::<TransportEvent>::bounded("transport events", 256);
         tokio::spawn(dispatch_events(
             stream,
+            transport_stream,
             config.event_callback.clone(),
             events.clone(),
-            cache.clone(),
         ));
+        let negotiated = Arc::new(Negotiated::default());
         let server_requests = Arc::new(ServerRequests {
             config: config.clone(),
             session: OnceLock::new(),
+            negotiated: negotiated.clone(),
         });
-        let handlers =
-            ConnectionHandlers::new(listener.clone()).with_server_requests(server_requests.clone());
+        let handlers = ConnectionHandlers::new(listener.clone())
+            .with_server_requests(server_requests.clone())
+            .with_events(transport_events)
+            .with_limits(config.limits);
         let ids = Arc::new(Ids::default());
         let late_discover = Arc::new(AtomicBool::new(false));
         let established = Connecting {
@@ -308,6 +431,7 @@ impl ClientBuilder {
             handlers,
             ids: ids.clone(),
             late_discover: late_discover.clone(),
+            negotiated,
         }
         .run(self.saved)
         .await
@@ -318,6 +442,21 @@ impl ClientBuilder {
             reached = ?established.verdict.reached,
             "connected"
         );
+        if let Some(discover) = &established.discover {
+            let key = Key::of(
+                mcp_protocol::methods::SERVER_DISCOVER,
+                &serde_json::Value::Null,
+            );
+            let generation = cache.generation(Group::Discover);
+            cache.store(
+                key,
+                Group::Discover,
+                generation,
+                discover,
+                Era::Modern,
+                false,
+            );
+        }
         let prelude = Prelude {
             config,
             ids,
@@ -325,6 +464,7 @@ impl ClientBuilder {
             events,
             cache,
             listener,
+            invalidation,
         };
         let session = Arc::new(Session::new(
             prelude,

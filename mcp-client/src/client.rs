@@ -14,6 +14,7 @@ use crate::builder::ClientBuilder;
 use crate::cache::{Group, Key, Lookup};
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::EventStream;
+use crate::handlers::RootsSource;
 use crate::options::CallOptions;
 use crate::session::Session;
 use crate::verdict::Verdict;
@@ -135,7 +136,10 @@ impl Client {
         self.call_value(method, params, options).await
     }
 
-    /// Sends a notification in the era's envelope.
+    /// Sends a notification as it is: no envelope, no gating. The caller
+    /// writes its params, `_meta` included (in the modern era a server may
+    /// expect the protocol version there); the typed calls do that for the
+    /// notifications the client sends itself.
     pub fn notify_raw(&self, method: &str, params: Option<Value>) -> Result<()> {
         self.session
             .transport
@@ -247,7 +251,9 @@ impl Client {
         }
     }
 
-    /// `server/discover` (modern): what the server supports now.
+    /// `server/discover` (modern): what the server supports now. The
+    /// answer read when connecting is cached by its `ttlMs`, so this asks
+    /// the server again only once that has passed.
     pub async fn discover(&self) -> Result<DiscoverResult> {
         self.request::<mcp_protocol::methods::Discover>(Default::default())
             .await
@@ -293,9 +299,10 @@ impl Client {
     /// (`notifications/roots/list_changed`); modern servers ask again when
     /// they need them.
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<()> {
-        let Some(shared) = &self.session.config.handlers.roots else {
+        let Some(RootsSource::List(shared)) = &self.session.config.handlers.roots else {
             return Err(ClientError::usage(
-                "the client does not offer roots; declare them with ClientBuilder::roots",
+                "the client offers no list of roots to replace; declare one with \
+                 ClientBuilder::roots (a roots handler answers for itself)",
             ));
         };
         *shared.write().unwrap_or_else(|p| p.into_inner()) = roots;

@@ -48,6 +48,7 @@ pub(crate) struct Config {
     pub(crate) legacy_cache_max_age: Duration,
     pub(crate) cache_partition: Option<String>,
     pub(crate) handlers: Handlers,
+    pub(crate) limits: mcp_transport::ConnectionLimits,
     pub(crate) event_callback: Option<Arc<EventCallback>>,
     pub(crate) name: Option<String>,
 }

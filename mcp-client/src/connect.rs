@@ -5,10 +5,11 @@
 //! | what the probe sees | verdict |
 //! |---|---|
 //! | a valid `DiscoverResult` sharing a version with the client | modern |
-//! | `-32022` whose `supported` shares a modern version | modern: discover again with it, once |
-//! | `-32022` listing only legacy versions | legacy |
+//! | `-32022` whose `supported` shares a modern version | modern: discover again with it, once (even the one just sent) |
+//! | `-32022` listing legacy versions (and modern ones the client does not know) | legacy |
 //! | `-32022` sharing no version at all | negotiation error naming both lists |
-//! | `-32020` or `-32021` | modern: retry once, else a typed error |
+//! | `-32021` | modern, but the connect fails: the server needs a capability the client has no handler for |
+//! | `-32020` | modern, but the connect fails: a header mismatch only an HTTP transport can fix |
 //! | any other JSON-RPC error, or a success that is no valid `DiscoverResult` | legacy, same connection |
 //! | no answer when the probe timer ends | legacy, same connection |
 //! | the server dies during the probe | legacy on a new connection (once), keeping its stderr tail |
@@ -30,6 +31,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{Config, EraMode};
 use crate::error::{ClientError, ErrorKind, Result};
+use crate::server_requests::Negotiated;
 use crate::session::{Ids, envelope, supported_versions};
 use crate::verdict::{Reached, Verdict};
 
@@ -37,10 +39,17 @@ use crate::verdict::{Reached, Verdict};
 /// up on it, so that a late answer can still be noted.
 const LATE_PROBE_WINDOW: Duration = Duration::from_secs(60);
 
+fn not_modern(evidence: String) -> ClientError {
+    ClientError::new(ErrorKind::NotModern { evidence }).with_method(methods::SERVER_DISCOVER)
+}
+
 /// A connection and what was learned on it.
 pub(crate) struct Established {
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) verdict: Verdict,
+    /// The `server/discover` result that was read (modern), for the cache:
+    /// `Client::discover` then need not ask again within its `ttlMs`.
+    pub(crate) discover: Option<Value>,
 }
 
 pub(crate) struct Connecting<'a> {
@@ -49,6 +58,9 @@ pub(crate) struct Connecting<'a> {
     pub(crate) handlers: ConnectionHandlers,
     pub(crate) ids: Arc<Ids>,
     pub(crate) late_discover: Arc<AtomicBool>,
+    /// Told the legacy revision before `initialized` goes out, so that
+    /// server requests are answered as that revision declares.
+    pub(crate) negotiated: Arc<Negotiated>,
 }
 
 /// What the probe concluded.
@@ -167,34 +179,62 @@ impl Connecting<'_> {
                 {
                     let supported = supported_versions(data.as_ref());
                     if let Some(v) = self.config.best_shared(Era::Modern, &supported) {
-                        if !retried && v != version {
+                        // Once, even with the revision just sent: the server
+                        // lists it, so the refusal may not hold again.
+                        if !retried {
                             version = v;
                             retried = true;
                             continue;
                         }
                     } else if !supported.is_empty()
-                        && supported.iter().all(|v| v.era() == Era::Legacy)
+                        && (supported.iter().all(|v| v.era() == Era::Legacy)
+                            || self.config.best_shared(Era::Legacy, &supported).is_some())
                     {
+                        // Modern revisions the client does not know beside a
+                        // legacy one it does: speak legacy.
                         return Ok(Probe::Legacy(Reached::LegacyByVersionList));
                     }
                     return Err(self.negotiation(Era::Modern, supported));
                 }
-                TransportError::Rpc { code, .. }
-                    if code == error_codes::HEADER_MISMATCH
-                        || code == error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY =>
-                {
-                    // Codes only modern servers use: the server is modern.
-                    if !retried {
-                        retried = true;
-                        continue;
-                    }
-                    return Err(ClientError::from(error).with_method(methods::SERVER_DISCOVER));
+                TransportError::Rpc {
+                    code,
+                    message,
+                    data,
+                } if code == error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
+                    // Modern, but resending cannot help: a capability is
+                    // declared whenever its handler is set.
+                    let required = data
+                        .as_ref()
+                        .and_then(|d| d.get("requiredCapabilities"))
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    return Err(ClientError::new(ErrorKind::MissingClientCapability {
+                        required,
+                        message,
+                    })
+                    .with_method(methods::SERVER_DISCOVER));
+                }
+                TransportError::Rpc {
+                    code,
+                    message,
+                    data,
+                } if code == error_codes::HEADER_MISMATCH => {
+                    // Modern; only a transport that sends headers can fix
+                    // this, by rebuilding them, so nothing is resent here.
+                    return Err(
+                        ClientError::new(ErrorKind::HeaderMismatch { message, data })
+                            .with_method(methods::SERVER_DISCOVER),
+                    );
                 }
                 TransportError::Rpc { code, .. } => {
                     return Ok(Probe::Legacy(Reached::LegacyAfterProbeError { code }));
                 }
                 TransportError::Timeout { .. } => {
                     return Ok(Probe::Legacy(Reached::LegacyAfterSilence));
+                }
+                // A malformed answer is no DiscoverResult: legacy evidence.
+                TransportError::Malformed { .. } => {
+                    return Ok(Probe::Legacy(Reached::LegacyAfterInvalidDiscover));
                 }
                 TransportError::ServerGone(info) => return Ok(Probe::Died(info.stderr_tail)),
                 TransportError::Http { status, .. } if (400..500).contains(&status) => {
@@ -241,7 +281,9 @@ impl Connecting<'_> {
         reached: Reached,
     ) -> Established {
         let server_info = discover.server_info();
+        let raw = serde_json::to_value(&discover).ok();
         Established {
+            discover: raw,
             transport,
             verdict: Verdict {
                 era: Era::Modern,
@@ -272,8 +314,9 @@ impl Connecting<'_> {
             match transport.request(request, options).await {
                 Ok(value) => {
                     let discover: DiscoverResult = serde_json::from_value(value).map_err(|e| {
-                        ClientError::invalid(format!("not a DiscoverResult: {e}"))
-                            .with_method(methods::SERVER_DISCOVER)
+                        not_modern(format!(
+                            "its server/discover answer is no DiscoverResult: {e}"
+                        ))
                     })?;
                     if !discover.supported_versions.contains(&version) {
                         match self
@@ -305,6 +348,18 @@ impl Connecting<'_> {
                         }
                         None => return Err(self.negotiation(Era::Modern, supported)),
                     }
+                }
+                Err(TransportError::Rpc { code, message, .. })
+                    if !error_codes::is_modern_only(code) =>
+                {
+                    return Err(not_modern(format!(
+                        "it answered server/discover with error {code}: {message}"
+                    )));
+                }
+                Err(TransportError::Malformed { detail }) => {
+                    return Err(not_modern(format!(
+                        "its server/discover answer is not JSON-RPC: {detail}"
+                    )));
                 }
                 Err(e) => return Err(ClientError::from(e).with_method(methods::SERVER_DISCOVER)),
             }
@@ -349,6 +404,7 @@ impl Connecting<'_> {
                         transport.close().await;
                         return Err(self.negotiation(Era::Legacy, vec![result.protocol_version]));
                     }
+                    self.negotiated.set(result.protocol_version.clone());
                     transport
                         .notify(Notification::new(methods::NOTIFICATION_INITIALIZED, None))
                         .map_err(|e| {
@@ -356,6 +412,7 @@ impl Connecting<'_> {
                         })?;
                     return Ok(Established {
                         transport,
+                        discover: None,
                         verdict: Verdict {
                             era: Era::Legacy,
                             version: result.protocol_version,

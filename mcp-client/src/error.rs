@@ -67,6 +67,32 @@ pub enum ErrorKind {
         /// Why.
         detail: String,
     },
+    /// The server needs a client capability the client did not declare
+    /// (`-32021`): resending cannot help, since the client declares a
+    /// capability exactly when its handler is set. Set the handler (an
+    /// elicitation, sampling or roots handler) that declares it.
+    MissingClientCapability {
+        /// The server's `requiredCapabilities`, verbatim.
+        required: Value,
+        /// The server's message.
+        message: String,
+    },
+    /// The server says a header does not match the message (`-32020`).
+    /// Only an HTTP transport sends headers the server checks; over
+    /// stdio this points at a faulty server.
+    HeaderMismatch {
+        /// The server's message, which names the header.
+        message: String,
+        /// The server's data, verbatim.
+        data: Option<Value>,
+    },
+    /// The client was pinned to the modern era, but the server does not
+    /// speak it: `server/discover` got an answer only a legacy server gives.
+    /// Connect with [`EraMode::Auto`](crate::EraMode::Auto) (or `Legacy`).
+    NotModern {
+        /// What the server answered, in words.
+        evidence: String,
+    },
     /// A multi round-trip request needed more rounds than allowed.
     TooManyRounds {
         /// How many rounds ran.
@@ -222,6 +248,20 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::Handler { detail } => write!(f, "a client handler failed: {detail}"),
             ErrorKind::Usage { detail } => f.write_str(detail),
+            ErrorKind::MissingClientCapability { required, message } => write!(
+                f,
+                "the server requires client capabilities {required} that the client did not \
+                 declare ({message}); set the handler that declares them"
+            ),
+            ErrorKind::HeaderMismatch { message, .. } => write!(
+                f,
+                "the server says a request header does not match the message: {message}"
+            ),
+            ErrorKind::NotModern { evidence } => write!(
+                f,
+                "the client is pinned to the modern era (2026-07-28), but the server does not \
+                 speak it ({evidence}); connect with EraMode::Auto to speak its era"
+            ),
             ErrorKind::TooManyRounds { rounds } => write!(
                 f,
                 "the server still asked for input after {rounds} rounds; giving up \

@@ -11,6 +11,7 @@ use mcp_protocol::types::{
     LoggingMessageNotificationParams, ProgressNotificationParams,
 };
 use mcp_protocol::{Notification, RequestId};
+use mcp_transport::{ListenerStream, TransportEvent};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::broadcast;
@@ -45,9 +46,9 @@ pub enum ServerEvent {
     /// A `subscriptions/listen` request was acknowledged; the params list
     /// the notifications the server will send (modern).
     SubscriptionsAcknowledged(Value),
-    /// A condition of the transport itself (see `mcp_transport::events`):
-    /// a skipped malformed or oversized message, an error with a null id.
-    Transport(Notification),
+    /// A condition of the transport itself: noise skipped, a malformed or
+    /// oversized message, an error with a null id.
+    Transport(TransportEvent),
     /// Anything else, as it came.
     Other(Notification),
 }
@@ -80,7 +81,6 @@ impl ServerEvent {
             methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED => Some(
                 ServerEvent::SubscriptionsAcknowledged(n.params.clone().unwrap_or(Value::Null)),
             ),
-            m if m.starts_with("$/") => return ServerEvent::Transport(n),
             _ => None,
         };
         event.unwrap_or(ServerEvent::Other(n))
@@ -203,23 +203,44 @@ mod tokio_stream_shim {
     }
 }
 
-/// Turns the connection's notifications into events, for the callback and
-/// every [`EventStream`]. Ends when the connection does.
+/// Drops the cache entries a change notification makes stale. Runs on the
+/// connection's read loop as the listener's tap, when the notification
+/// arrives: never behind a slow event callback, and never lost with an
+/// event a full queue drops.
+pub(crate) fn invalidate(cache: &Cache, n: &Notification) {
+    match n.method.as_str() {
+        methods::NOTIFICATION_TOOLS_LIST_CHANGED => cache.invalidate(Group::Tools, None),
+        methods::NOTIFICATION_PROMPTS_LIST_CHANGED => cache.invalidate(Group::Prompts, None),
+        methods::NOTIFICATION_RESOURCES_LIST_CHANGED => cache.invalidate(Group::Resources, None),
+        methods::NOTIFICATION_RESOURCES_UPDATED => {
+            if let Some(uri) = n
+                .params
+                .as_ref()
+                .and_then(|p| p.get("uri"))
+                .and_then(Value::as_str)
+            {
+                cache.invalidate(Group::Resource, Some(uri));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Turns the connection's notifications and the transport's own events
+/// into [`ServerEvent`]s, for the callback and every [`EventStream`]. Ends
+/// when the connection does.
 pub(crate) async fn dispatch_events(
-    mut stream: mcp_transport::ListenerStream,
+    notifications: ListenerStream,
+    transport: ListenerStream<TransportEvent>,
     callback: Option<std::sync::Arc<EventCallback>>,
     events: broadcast::Sender<ServerEvent>,
-    cache: std::sync::Arc<Cache>,
 ) {
-    while let Some(notification) = stream.recv().await {
-        let event = ServerEvent::from_notification(notification);
-        match &event {
-            ServerEvent::ToolsListChanged => cache.invalidate(Group::Tools, None),
-            ServerEvent::PromptsListChanged => cache.invalidate(Group::Prompts, None),
-            ServerEvent::ResourcesListChanged => cache.invalidate(Group::Resources, None),
-            ServerEvent::ResourceUpdated { uri } => cache.invalidate(Group::Resource, Some(uri)),
-            _ => {}
-        }
+    use futures::StreamExt;
+    let mut all = futures::stream::select(
+        notifications.map(ServerEvent::from_notification),
+        transport.map(ServerEvent::Transport),
+    );
+    while let Some(event) = all.next().await {
         if let Some(callback) = &callback {
             let call = std::panic::AssertUnwindSafe(|| callback(&event));
             if std::panic::catch_unwind(call).is_err() {

@@ -7,12 +7,15 @@
 //! difference. The client declares a capability only when its handler is
 //! set.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mcp_protocol::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Root,
 };
+use mcp_protocol::{Era, ProtocolVersion};
+use mcp_transport::CancellationToken;
 
 /// Why a handler could not answer. In legacy it becomes the JSON-RPC error
 /// the server receives; in a multi round-trip request it fails the call.
@@ -43,16 +46,83 @@ impl HandlerError {
     }
 }
 
+/// What a handler knows about the request it answers.
+///
+/// Built by the client for each request: the era it came through, the call
+/// that caused it when that is known (always in a multi round-trip request;
+/// a legacy server's request names no call), and a token that is cancelled
+/// when the server cancels the request or the call ends, so a handler
+/// waiting on a person can stop asking.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HandlerContext {
+    /// The era the request came through.
+    pub era: Era,
+    /// The protocol revision in use.
+    pub version: ProtocolVersion,
+    /// The client call that caused the request, when known.
+    pub call: Option<CallContext>,
+    /// Cancelled when the server cancels the request or the call ends.
+    pub cancellation: CancellationToken,
+}
+
+impl HandlerContext {
+    pub(crate) fn new(version: ProtocolVersion, call: Option<CallContext>) -> Self {
+        HandlerContext {
+            era: version.era(),
+            version,
+            call,
+            cancellation: CancellationToken::new(),
+        }
+    }
+
+    /// A context for a request no call caused, for tests and for code that
+    /// calls a handler itself.
+    ///
+    /// ```
+    /// use mcp_client::handlers::HandlerContext;
+    /// use mcp_protocol::ProtocolVersion;
+    /// let ctx = HandlerContext::detached(ProtocolVersion::V2025_11_25);
+    /// assert!(ctx.call.is_none() && !ctx.cancellation.is_cancelled());
+    /// ```
+    pub fn detached(version: ProtocolVersion) -> Self {
+        Self::new(version, None)
+    }
+}
+
+/// The client call behind a handler's request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallContext {
+    /// Its method: `tools/call`, `prompts/get` or `resources/read`.
+    pub method: String,
+    /// What it names: the tool, the prompt or the resource URI.
+    pub target: Option<String>,
+    /// Which round of the exchange asked (1 for the first answer).
+    pub round: u32,
+    /// The key of this input request in the round's `inputRequests`.
+    pub key: String,
+}
+
 /// Answers `elicitation/create`: asks the user for information.
+///
+/// Most handlers are closures given to
+/// [`ClientBuilder::on_elicitation`](crate::ClientBuilder::on_elicitation);
+/// implement the trait for a handler with state of its own, or one that
+/// takes URL-mode elicitations.
 ///
 /// ```
 /// use futures::future::BoxFuture;
-/// use mcp_client::handlers::{ElicitationHandler, HandlerError};
+/// use mcp_client::handlers::{ElicitationHandler, HandlerContext, HandlerError};
 /// use mcp_protocol::types::{ElicitAction, ElicitRequestParams, ElicitResult};
 ///
 /// struct Decline;
 /// impl ElicitationHandler for Decline {
-///     fn elicit(&self, _: ElicitRequestParams) -> BoxFuture<'static, Result<ElicitResult, HandlerError>> {
+///     fn elicit(
+///         &self,
+///         _: ElicitRequestParams,
+///         _: HandlerContext,
+///     ) -> BoxFuture<'static, Result<ElicitResult, HandlerError>> {
 ///         Box::pin(async { Ok(ElicitResult::new(ElicitAction::Decline)) })
 ///     }
 /// }
@@ -63,10 +133,12 @@ pub trait ElicitationHandler: Send + Sync + 'static {
     fn elicit(
         &self,
         params: ElicitRequestParams,
+        context: HandlerContext,
     ) -> BoxFuture<'static, Result<ElicitResult, HandlerError>>;
 
     /// Whether the handler takes URL-mode elicitations (2025-11-25+); the
-    /// client declares URL mode only then.
+    /// client declares URL mode only then, and a URL-mode request never
+    /// reaches a handler that does not.
     fn supports_url(&self) -> bool {
         false
     }
@@ -78,6 +150,7 @@ pub trait SamplingHandler: Send + Sync + 'static {
     fn create_message(
         &self,
         params: CreateMessageRequestParams,
+        context: HandlerContext,
     ) -> BoxFuture<'static, Result<CreateMessageResult, HandlerError>>;
 
     /// Whether the handler takes `tools` and `toolChoice` (2025-11-25+);
@@ -87,50 +160,120 @@ pub trait SamplingHandler: Send + Sync + 'static {
     }
 }
 
-/// Adapts a closure into an [`ElicitationHandler`] (form mode only).
+/// Answers `roots/list`: the directories and files the client offers.
+pub trait RootsHandler: Send + Sync + 'static {
+    /// The roots now.
+    fn roots(&self, context: HandlerContext)
+    -> BoxFuture<'static, Result<Vec<Root>, HandlerError>>;
+}
+
+struct FnElicit<F> {
+    f: F,
+    url: bool,
+}
+
+impl<F, Fut> ElicitationHandler for FnElicit<F>
+where
+    F: Fn(ElicitRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+{
+    fn elicit(
+        &self,
+        params: ElicitRequestParams,
+        context: HandlerContext,
+    ) -> BoxFuture<'static, Result<ElicitResult, HandlerError>> {
+        Box::pin((self.f)(params, context))
+    }
+
+    fn supports_url(&self) -> bool {
+        self.url
+    }
+}
+
+struct FnSample<F>(F);
+
+impl<F, Fut> SamplingHandler for FnSample<F>
+where
+    F: Fn(CreateMessageRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+{
+    fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: HandlerContext,
+    ) -> BoxFuture<'static, Result<CreateMessageResult, HandlerError>> {
+        Box::pin((self.0)(params, context))
+    }
+}
+
+struct FnRoots<F>(F);
+
+impl<F, Fut> RootsHandler for FnRoots<F>
+where
+    F: Fn(HandlerContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<Root>, HandlerError>> + Send + 'static,
+{
+    fn roots(
+        &self,
+        context: HandlerContext,
+    ) -> BoxFuture<'static, Result<Vec<Root>, HandlerError>> {
+        Box::pin((self.0)(context))
+    }
+}
+
+pub(crate) fn elicitation_closure<F, Fut>(f: F, url: bool) -> Arc<dyn ElicitationHandler>
+where
+    F: Fn(ElicitRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+{
+    Arc::new(FnElicit { f, url })
+}
+
+pub(crate) fn sampling_closure<F, Fut>(f: F) -> Arc<dyn SamplingHandler>
+where
+    F: Fn(CreateMessageRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+{
+    Arc::new(FnSample(f))
+}
+
+pub(crate) fn roots_closure<F, Fut>(f: F) -> Arc<dyn RootsHandler>
+where
+    F: Fn(HandlerContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<Root>, HandlerError>> + Send + 'static,
+{
+    Arc::new(FnRoots(f))
+}
+
+/// Adapts a closure of the params alone into an [`ElicitationHandler`]
+/// (form mode only), for code that needs a trait object; with the builder,
+/// [`ClientBuilder::on_elicitation`](crate::ClientBuilder::on_elicitation)
+/// is shorter and gives the context too.
 pub fn elicitation_fn<F, Fut>(f: F) -> Arc<dyn ElicitationHandler>
 where
     F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+    Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
 {
-    struct FnElicit<F>(F);
-    impl<F, Fut> ElicitationHandler for FnElicit<F>
-    where
-        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
-    {
-        fn elicit(
-            &self,
-            params: ElicitRequestParams,
-        ) -> BoxFuture<'static, Result<ElicitResult, HandlerError>> {
-            Box::pin((self.0)(params))
-        }
-    }
-    Arc::new(FnElicit(f))
+    elicitation_closure(move |params, _| f(params), false)
 }
 
-/// Adapts a closure into a [`SamplingHandler`] (without tools).
+/// Adapts a closure of the params alone into a [`SamplingHandler`]
+/// (without tools); see [`elicitation_fn`].
 pub fn sampling_fn<F, Fut>(f: F) -> Arc<dyn SamplingHandler>
 where
     F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+    Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
 {
-    struct FnSample<F>(F);
-    impl<F, Fut> SamplingHandler for FnSample<F>
-    where
-        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<CreateMessageResult, HandlerError>>
-            + Send
-            + 'static,
-    {
-        fn create_message(
-            &self,
-            params: CreateMessageRequestParams,
-        ) -> BoxFuture<'static, Result<CreateMessageResult, HandlerError>> {
-            Box::pin((self.0)(params))
-        }
-    }
-    Arc::new(FnSample(f))
+    sampling_closure(move |params, _| f(params))
+}
+
+/// Where the client's roots come from.
+#[derive(Clone)]
+pub(crate) enum RootsSource {
+    /// A list, replaced by `Client::set_roots`.
+    List(Arc<std::sync::RwLock<Vec<Root>>>),
+    /// A handler asked each time.
+    Handler(Arc<dyn RootsHandler>),
 }
 
 /// The client's handlers, as configured.
@@ -139,13 +282,20 @@ pub(crate) struct Handlers {
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
     /// `Some` when the client offers roots (even an empty list).
-    pub(crate) roots: Option<Arc<std::sync::RwLock<Vec<Root>>>>,
+    pub(crate) roots: Option<RootsSource>,
 }
 
 impl Handlers {
-    pub(crate) fn roots(&self) -> Option<Vec<Root>> {
-        self.roots
-            .as_ref()
-            .map(|r| r.read().unwrap_or_else(|p| p.into_inner()).clone())
+    /// The roots the client offers now, through its list or its handler.
+    pub(crate) async fn roots(
+        &self,
+        context: HandlerContext,
+    ) -> Option<Result<Vec<Root>, HandlerError>> {
+        match self.roots.as_ref()? {
+            RootsSource::List(list) => {
+                Some(Ok(list.read().unwrap_or_else(|p| p.into_inner()).clone()))
+            }
+            RootsSource::Handler(h) => Some(h.roots(context).await),
+        }
     }
 }

@@ -11,8 +11,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use mcp_client::Client;
-//! use mcp_transport_stdio::StdioCommand;
+//! use mcp_client::{Client, StdioCommand};
 //! use serde_json::json;
 //!
 //! // Any stdio server: `StdioCommand::new("npx").args(["-y", "…"])`. Here,
@@ -36,7 +35,14 @@
 //! (`FakeServer::new(FakeConfig::legacy()).connector()`) the same way.
 //!
 //! Everything era-specific lives in this crate; transports only move
-//! messages (see `mcp-transport`).
+//! messages (see [`transport`]). The stdio transport comes with the default
+//! `stdio` feature ([`stdio`], [`StdioCommand`]), so this crate alone is
+//! enough for servers started as a command; with default features off, the
+//! client depends on the transport trait only.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+#![cfg_attr(doctest, doc = include_str!("../../README.md"))]
 
 mod api;
 mod builder;
@@ -51,6 +57,7 @@ mod gating;
 pub mod handlers;
 pub mod mrtr;
 mod options;
+mod page;
 mod server_requests;
 mod session;
 pub mod subscriptions;
@@ -64,8 +71,21 @@ pub use config::EraMode;
 pub use error::{ClientError, ErrorKind, Result};
 pub use events::{EventStream, ServerEvent};
 pub use options::{CallOptions, ProgressCallback};
+pub use page::Page;
 pub use subscriptions::{Subscription, Watch};
 pub use verdict::{Reached, Verdict};
 
 pub use mcp_protocol as protocol;
 pub use mcp_transport as transport;
+
+/// The stdio transport: servers started as a command, and any byte stream
+/// (the `mcp-transport-stdio` crate).
+///
+/// *Available on crate feature `stdio` only (on by default).*
+#[cfg(feature = "stdio")]
+pub use mcp_transport_stdio as stdio;
+/// A server started as a command (from [`stdio`]): the usual way to connect.
+///
+/// *Available on crate feature `stdio` only (on by default).*
+#[cfg(feature = "stdio")]
+pub use mcp_transport_stdio::StdioCommand;

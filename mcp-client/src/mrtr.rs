@@ -11,16 +11,18 @@ use std::time::Duration;
 use mcp_protocol::Era;
 use mcp_protocol::result::{ClassifiedResult, RegisteredResultTypes, classify_result};
 use mcp_protocol::types::{
-    InputRequestParams, InputRequests, InputRequiredResult, InputResponse, InputResponses,
-    ListRootsResult,
+    ElicitRequestParams, InputRequest, InputRequestParams, InputRequests, InputRequiredResult,
+    InputResponse, InputResponses, ListRootsResult,
 };
+use mcp_protocol::{ProtocolVersion, methods};
+use mcp_transport::{CancellationToken, TransportError};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::elicitation::fill_defaults;
 use crate::error::{ClientError, ErrorKind, Result};
-use crate::handlers::HandlerError;
+use crate::handlers::{CallContext, HandlerContext, HandlerError};
 use crate::options::CallOptions;
 use crate::session::Session;
 
@@ -34,6 +36,38 @@ pub enum Outcome<T> {
     /// The server asks for input; answer it and call again with
     /// [`retry_params`].
     InputRequired(InputRequiredResult),
+}
+
+/// The answers to one round's input requests, for the next round of a call
+/// in manual mode (`call_tool_once` and friends).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct InputAnswer {
+    /// One response per input request, by its key.
+    pub responses: InputResponses,
+    /// The round's `requestState`, echoed exactly as received.
+    pub request_state: Option<String>,
+}
+
+impl InputAnswer {
+    /// The answers to `asked`: `responses`, with its `requestState` kept.
+    ///
+    /// ```
+    /// use mcp_client::mrtr::InputAnswer;
+    /// use mcp_protocol::types::{InputRequiredResult, InputResponses};
+    ///
+    /// let asked: InputRequiredResult = serde_json::from_value(serde_json::json!({
+    ///     "resultType": "input_required", "requestState": "opaque"
+    /// })).unwrap();
+    /// let answer = InputAnswer::to(&asked, InputResponses::new());
+    /// assert_eq!(answer.request_state.as_deref(), Some("opaque"));
+    /// ```
+    pub fn to(asked: &InputRequiredResult, responses: InputResponses) -> Self {
+        InputAnswer {
+            responses,
+            request_state: asked.request_state.clone(),
+        }
+    }
 }
 
 /// The params of a retry: the original params plus `inputResponses` and
@@ -65,53 +99,110 @@ fn handler_error(e: HandlerError) -> ClientError {
     ClientError::new(ErrorKind::Handler { detail: e.message })
 }
 
-/// Answers each input request through the configured handlers.
-pub(crate) async fn fulfil(config: &Config, requests: &InputRequests) -> Result<InputResponses> {
-    let mut responses = InputResponses::new();
-    for (key, request) in requests {
-        let deadline = config.handler_timeout;
-        let response = match &request.params {
-            InputRequestParams::Elicitation(params) => {
-                let handler = config.handlers.elicitation.as_ref().ok_or_else(|| {
-                    missing_handler("elicitation", "ClientBuilder::elicitation_handler")
-                })?;
-                let result = within(deadline, handler.elicit(params.clone()))
-                    .await?
-                    .map_err(handler_error)?;
-                InputResponse::Elicitation(fill_defaults(params, result))
-            }
-            InputRequestParams::Sampling(params) => {
-                let handler = config.handlers.sampling.as_ref().ok_or_else(|| {
-                    missing_handler("sampling", "ClientBuilder::sampling_handler")
-                })?;
-                let result = within(deadline, handler.create_message(params.clone()))
-                    .await?
-                    .map_err(handler_error)?;
-                InputResponse::Sampling(result)
-            }
-            InputRequestParams::ListRoots(_) => {
-                let roots = config
-                    .handlers
-                    .roots()
-                    .ok_or_else(|| missing_handler("roots", "ClientBuilder::roots"))?;
-                InputResponse::ListRoots(ListRootsResult::new(roots))
-            }
-            InputRequestParams::Unknown { method, .. } => {
-                return Err(ClientError::new(ErrorKind::Handler {
-                    detail: format!(
-                        "the server asked for input by {method:?}, which the client does not know"
-                    ),
-                }));
-            }
-            _ => {
-                return Err(ClientError::new(ErrorKind::Handler {
-                    detail: "the server asked for a kind of input the client does not know".into(),
-                }));
-            }
+/// The call a round of input requests belongs to.
+pub(crate) struct Asking<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) target: Option<String>,
+    pub(crate) round: u32,
+    pub(crate) version: ProtocolVersion,
+}
+
+/// Answers the input requests of one round through the configured
+/// handlers, all at once (a person may answer one while a model answers
+/// another). `cancelled` ends the wait with [`TransportError::Cancelled`];
+/// then, or when the round ends any other way, every handler's context
+/// token is cancelled.
+pub(crate) async fn fulfil(
+    config: &Config,
+    requests: &InputRequests,
+    asking: &Asking<'_>,
+    cancelled: Option<&CancellationToken>,
+) -> Result<InputResponses> {
+    let round_token = CancellationToken::new();
+    let _ends_round = round_token.clone().drop_guard();
+    let answers = requests.iter().map(|(key, request)| {
+        let context = HandlerContext {
+            cancellation: round_token.child_token(),
+            ..HandlerContext::new(
+                asking.version.clone(),
+                Some(CallContext {
+                    method: asking.method.to_owned(),
+                    target: asking.target.clone(),
+                    round: asking.round,
+                    key: key.clone(),
+                }),
+            )
         };
-        responses.insert(key.clone(), response);
+        async move { Ok::<_, ClientError>((key.clone(), answer(config, request, context).await?)) }
+    });
+    let all = futures::future::try_join_all(answers);
+    let cancel = async {
+        match cancelled {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        answered = all => Ok(answered?.into_iter().collect()),
+        () = cancel => Err(ClientError::from(TransportError::Cancelled)),
     }
-    Ok(responses)
+}
+
+async fn answer(
+    config: &Config,
+    request: &InputRequest,
+    context: HandlerContext,
+) -> Result<InputResponse> {
+    let deadline = config.handler_timeout;
+    Ok(match &request.params {
+        InputRequestParams::Elicitation(params) => {
+            let handler =
+                config.handlers.elicitation.as_ref().ok_or_else(|| {
+                    missing_handler("elicitation", "ClientBuilder::on_elicitation")
+                })?;
+            if matches!(params, ElicitRequestParams::Url(_)) && !handler.supports_url() {
+                return Err(ClientError::new(ErrorKind::Handler {
+                    detail: "the server asked for a URL-mode elicitation, which the client's \
+                             handler does not take (use ClientBuilder::on_elicitation_with_url)"
+                        .into(),
+                }));
+            }
+            let result = within(deadline, handler.elicit(params.clone(), context))
+                .await?
+                .map_err(handler_error)?;
+            InputResponse::Elicitation(fill_defaults(params, result))
+        }
+        InputRequestParams::Sampling(params) => {
+            let handler = config
+                .handlers
+                .sampling
+                .as_ref()
+                .ok_or_else(|| missing_handler("sampling", "ClientBuilder::on_sampling"))?;
+            let result = within(deadline, handler.create_message(params.clone(), context))
+                .await?
+                .map_err(handler_error)?;
+            InputResponse::Sampling(result)
+        }
+        InputRequestParams::ListRoots(_) => {
+            let roots = within(deadline, config.handlers.roots(context))
+                .await?
+                .ok_or_else(|| missing_handler("roots", "ClientBuilder::roots"))?
+                .map_err(handler_error)?;
+            InputResponse::ListRoots(ListRootsResult::new(roots))
+        }
+        InputRequestParams::Unknown { method, .. } => {
+            return Err(ClientError::new(ErrorKind::Handler {
+                detail: format!(
+                    "the server asked for input by {method:?}, which the client does not know"
+                ),
+            }));
+        }
+        _ => {
+            return Err(ClientError::new(ErrorKind::Handler {
+                detail: "the server asked for a kind of input the client does not know".into(),
+            }));
+        }
+    })
 }
 
 fn missing_handler(what: &str, setter: &str) -> ClientError {
@@ -128,6 +219,16 @@ async fn within<T>(deadline: Duration, f: impl Future<Output = T>) -> Result<T> 
             detail: format!("a handler did not answer within {deadline:?}"),
         })
     })
+}
+
+/// What a call names, for its handlers' context: the tool, the prompt, or
+/// the resource.
+fn target_of(method: &str, params: Option<&Value>) -> Option<String> {
+    let field = match method {
+        methods::RESOURCES_READ => "uri",
+        _ => "name",
+    };
+    params?.get(field)?.as_str().map(str::to_owned)
 }
 
 impl Session {
@@ -199,7 +300,19 @@ impl Session {
             let responses = match &input.input_requests {
                 Some(requests) => {
                     let remaining = deadline.saturating_duration_since(Instant::now());
-                    tokio::time::timeout(remaining, fulfil(&self.config, requests))
+                    let asking = Asking {
+                        method,
+                        target: target_of(method, original.as_ref()),
+                        round,
+                        version: self.version(),
+                    };
+                    let fulfilling = fulfil(
+                        &self.config,
+                        requests,
+                        &asking,
+                        options.cancellation.as_ref(),
+                    );
+                    tokio::time::timeout(remaining, fulfilling)
                         .await
                         .map_err(|_| {
                             ClientError::from(mcp_transport::TransportError::Timeout {

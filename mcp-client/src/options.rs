@@ -41,6 +41,10 @@ pub struct CallOptions {
     pub meta: Map<String, Value>,
     /// Skip the cache for this call and store the fresh answer.
     pub bypass_cache: bool,
+    /// Where a listen request's notifications go (its subscription's own).
+    pub(crate) listener: Option<mcp_transport::Listener>,
+    /// Extra headers for the request (a call's `Mcp-Param-*`).
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl CallOptions {
@@ -91,6 +95,11 @@ impl CallOptions {
     /// Skips the cache for this call.
     pub fn bypass_cache(mut self) -> Self {
         self.bypass_cache = true;
+        self
+    }
+
+    pub(crate) fn listener(mut self, listener: mcp_transport::Listener) -> Self {
+        self.listener = Some(listener);
         self
     }
 

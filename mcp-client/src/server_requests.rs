@@ -1,13 +1,19 @@
 //! Answers to the requests legacy servers send the client: `ping` always,
 //! `roots/list` when roots are offered, sampling and elicitation through the
 //! user's handlers, `-32601` for anything undeclared.
+//!
+//! "Declared" is what the client declared in the revision it negotiated:
+//! `elicitation/create` in a revision without elicitation (before
+//! 2025-06-18), or a URL-mode elicitation the client did not declare URL
+//! mode for, never reaches a handler.
 
 use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
 use mcp_protocol::error_codes;
+use mcp_protocol::types::ClientCapabilities;
 use mcp_protocol::types::{CreateMessageRequestParams, ElicitRequestParams, ListRootsResult};
-use mcp_protocol::{ErrorObject, Request, methods};
+use mcp_protocol::{ErrorObject, ProtocolVersion, Request, methods};
 use mcp_transport::ServerRequestHandler;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -15,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::elicitation::fill_defaults;
-use crate::handlers::HandlerError;
+use crate::handlers::{HandlerContext, HandlerError};
 use crate::session::Session;
 
 /// The client's [`ServerRequestHandler`]. It holds the session weakly: it
@@ -24,6 +30,23 @@ use crate::session::Session;
 pub(crate) struct ServerRequests {
     pub(crate) config: Arc<Config>,
     pub(crate) session: std::sync::OnceLock<Weak<Session>>,
+    /// The revision negotiated, set by the handshake before
+    /// `notifications/initialized` goes out (so before any server request).
+    pub(crate) negotiated: Arc<Negotiated>,
+}
+
+/// The revision a connection negotiated, shared with the handshake.
+#[derive(Debug, Default)]
+pub(crate) struct Negotiated(std::sync::RwLock<Option<ProtocolVersion>>);
+
+impl Negotiated {
+    pub(crate) fn set(&self, version: ProtocolVersion) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Some(version);
+    }
+
+    fn get(&self) -> Option<ProtocolVersion> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 fn not_found(method: &str) -> ErrorObject {
@@ -63,18 +86,61 @@ impl ServerRequests {
     }
 }
 
+impl ServerRequests {
+    /// What the client declared in the negotiated revision; nothing before
+    /// the handshake has chosen one.
+    fn declared(&self) -> ClientCapabilities {
+        match self.negotiated.get() {
+            Some(version) => self.config.capabilities(&version),
+            None => ClientCapabilities::new(),
+        }
+    }
+}
+
+fn url_mode_undeclared() -> ErrorObject {
+    ErrorObject::new(
+        error_codes::INVALID_PARAMS,
+        "the client did not declare URL-mode elicitation; send a form, or nothing",
+    )
+}
+
 impl ServerRequestHandler for ServerRequests {
     fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
-        let handlers = self.config.handlers.clone();
+        let mut handlers = self.config.handlers.clone();
+        let declared = self.declared();
+        if declared.elicitation.is_none() {
+            handlers.elicitation = None;
+        }
+        if declared.sampling.is_none() {
+            handlers.sampling = None;
+        }
+        if declared.roots.is_none() {
+            handlers.roots = None;
+        }
+        let url_declared = declared
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.url.is_some());
         let deadline = self.config.handler_timeout;
         let unassociated = self.unassociated();
         let method = request.method.clone();
+        // A legacy server's request names no call of ours. The token is
+        // cancelled when the handler's future is dropped: the engine drops
+        // it when the server cancels the request.
+        let version = self
+            .negotiated
+            .get()
+            .unwrap_or(ProtocolVersion::V2025_11_25);
+        let context = HandlerContext::detached(version);
+        let cancelled_on_drop = context.cancellation.clone().drop_guard();
         let work: BoxFuture<'static, Result<Value, ErrorObject>> = match method.as_str() {
             methods::PING => Box::pin(async { Ok(json!({})) }),
-            methods::ROOTS_LIST => match handlers.roots() {
-                Some(roots) => Box::pin(async move { answer(Ok(ListRootsResult::new(roots))) }),
-                None => Box::pin(async move { Err(not_found(&method)) }),
-            },
+            methods::ROOTS_LIST if handlers.roots.is_some() => Box::pin(async move {
+                match handlers.roots(context).await {
+                    Some(roots) => answer(roots.map(ListRootsResult::new)),
+                    None => Err(not_found(&method)),
+                }
+            }),
             methods::SAMPLING_CREATE_MESSAGE | methods::ELICITATION_CREATE if unassociated => {
                 Box::pin(async move {
                     Err(ErrorObject::new(
@@ -85,15 +151,21 @@ impl ServerRequestHandler for ServerRequests {
             }
             methods::SAMPLING_CREATE_MESSAGE => match handlers.sampling {
                 Some(h) => match params::<CreateMessageRequestParams>(&request) {
-                    Ok(p) => Box::pin(async move { answer(h.create_message(p).await) }),
+                    Ok(p) => Box::pin(async move { answer(h.create_message(p, context).await) }),
                     Err(e) => Box::pin(async move { Err(e) }),
                 },
                 None => Box::pin(async move { Err(not_found(&method)) }),
             },
             methods::ELICITATION_CREATE => match handlers.elicitation {
                 Some(h) => match params::<ElicitRequestParams>(&request) {
+                    Ok(ElicitRequestParams::Url(_)) if !url_declared => {
+                        Box::pin(async move { Err(url_mode_undeclared()) })
+                    }
                     Ok(p) => Box::pin(async move {
-                        let result = h.elicit(p.clone()).await.map(|r| fill_defaults(&p, r));
+                        let result = h
+                            .elicit(p.clone(), context)
+                            .await
+                            .map(|r| fill_defaults(&p, r));
                         answer(result)
                     }),
                     Err(e) => Box::pin(async move { Err(e) }),
@@ -103,6 +175,7 @@ impl ServerRequestHandler for ServerRequests {
             _ => Box::pin(async move { Err(not_found(&method)) }),
         };
         Box::pin(async move {
+            let _cancelled_on_drop = cancelled_on_drop;
             match tokio::time::timeout(deadline, work).await {
                 Ok(r) => r,
                 Err(_) => Err(ErrorObject::new(

@@ -7,8 +7,8 @@ use std::sync::{Arc, RwLock};
 use mcp_protocol::error_codes;
 use mcp_protocol::meta::{self, RequestMetaBuilder};
 use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams};
-use mcp_protocol::{Era, ProtocolVersion, Request, RequestId, methods};
-use mcp_transport::{Listener, RequestOptions, Transport, TransportError};
+use mcp_protocol::{Era, Notification, ProtocolVersion, Request, RequestId, methods};
+use mcp_transport::{Listener, RequestOptions, Tap, Transport, TransportError};
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
@@ -18,7 +18,7 @@ use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::ServerEvent;
 use crate::gating;
 use crate::options::CallOptions;
-use crate::tool_schemas::OutputSchemas;
+use crate::tool_schemas::{InputSchemas, OutputSchemas};
 use crate::verdict::Verdict;
 
 /// Request ids: the client owns them, one counter per client.
@@ -80,8 +80,11 @@ pub(crate) struct Session {
     pub(crate) events: broadcast::Sender<ServerEvent>,
     pub(crate) cache: Arc<Cache>,
     pub(crate) output_schemas: OutputSchemas,
+    pub(crate) input_schemas: InputSchemas,
     /// The connection's listener, for streams that feed the same events.
     pub(crate) listener: Listener,
+    /// What drops stale cache entries, for listeners of listen streams.
+    pub(crate) invalidation: Tap<Notification>,
 }
 
 /// What the client makes before it connects: the connection must have
@@ -93,6 +96,7 @@ pub(crate) struct Prelude {
     pub(crate) events: broadcast::Sender<ServerEvent>,
     pub(crate) cache: Arc<Cache>,
     pub(crate) listener: Listener,
+    pub(crate) invalidation: Tap<Notification>,
 }
 
 impl Session {
@@ -104,6 +108,7 @@ impl Session {
             events,
             cache,
             listener,
+            invalidation,
         } = prelude;
         let log_level = config.log_level.clone();
         Session {
@@ -117,7 +122,9 @@ impl Session {
             events,
             cache,
             listener,
+            invalidation,
             output_schemas: OutputSchemas::default(),
+            input_schemas: InputSchemas::default(),
         }
     }
 
@@ -172,13 +179,21 @@ impl Session {
     /// Checks that `method` may be sent now: by revision, and by the
     /// server's capabilities unless that check is off.
     pub(crate) fn gate(&self, method: &str) -> Result<()> {
-        let verdict = self.verdict.read().unwrap_or_else(|p| p.into_inner());
-        gating::check_revision(method, &verdict.version).map_err(|k| self.fail(method, k))?;
-        if self.config.enforce_server_capabilities {
-            gating::check_capability(method, &verdict.version, &verdict.capabilities)
-                .map_err(|k| self.fail(method, k))?;
-        }
-        Ok(())
+        // The verdict's lock is held only for the checks themselves and is
+        // released before the error is built: `fail` reads the verdict
+        // again (for the server's name), and a read lock taken twice
+        // deadlocks when a writer queues in between.
+        let checked = {
+            let verdict = self.verdict.read().unwrap_or_else(|p| p.into_inner());
+            gating::check_revision(method, &verdict.version).and_then(|()| {
+                if self.config.enforce_server_capabilities {
+                    gating::check_capability(method, &verdict.version, &verdict.capabilities)
+                } else {
+                    Ok(())
+                }
+            })
+        };
+        checked.map_err(|k| self.fail(method, k))
     }
 
     /// Sends one request in the era's envelope and waits for its result
@@ -219,12 +234,18 @@ impl Session {
             );
             let request = Request::new(id, method, attempt);
             let span = tracing::debug_span!("mcp.request", method, id = %request.id);
-            let outcome = tracing::Instrument::instrument(
-                self.transport
-                    .request(request, self.transport_options(method, options)),
-                span,
-            )
-            .await;
+            let mut transport_options = self.transport_options(method, options);
+            let progress = match &options.on_progress {
+                Some(callback) if method != methods::SUBSCRIPTIONS_LISTEN => {
+                    let (listener, stream) = Listener::bounded("progress", 64);
+                    transport_options = transport_options.listener(listener);
+                    Some((stream, callback.clone()))
+                }
+                _ => None,
+            };
+            let answer = self.transport.request(request, transport_options);
+            let outcome =
+                tracing::Instrument::instrument(with_progress(answer, progress), span).await;
             match outcome {
                 Err(TransportError::Rpc { code, data, .. })
                     if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION
@@ -232,8 +253,10 @@ impl Session {
                         && !retried =>
                 {
                     let supported = supported_versions(data.as_ref());
+                    // Retried once, even with the revision just sent: a
+                    // server may list it after all (a transient refusal).
                     match self.config.best_shared(Era::Modern, &supported) {
-                        Some(v) if v != version => {
+                        Some(v) => {
                             tracing::info!(from = %version, to = %v, "the server rejected the protocol revision; retrying with one it supports");
                             self.update_verdict(|verdict| verdict.version = v.clone());
                             version = v;
@@ -259,7 +282,9 @@ impl Session {
         if method == methods::SUBSCRIPTIONS_LISTEN {
             // A listen stream lives as long as it is wanted; its
             // notifications feed the client's events like any others.
-            let mut o = RequestOptions::new().listener(self.listener.clone());
+            let listener = options.listener.clone();
+            let mut o =
+                RequestOptions::new().listener(listener.unwrap_or_else(|| self.listener.clone()));
             if let Some(token) = &options.cancellation {
                 o = o.cancellation(token.clone());
             }
@@ -271,6 +296,7 @@ impl Session {
             .unwrap_or(self.config.max_total_timeout)
             .max(timeout);
         let mut o = RequestOptions::new().timeout(timeout).max_total(max_total);
+        o.headers = options.headers.clone();
         o.reset_on_progress = options.reset_on_progress;
         if method == methods::INITIALIZE {
             o = o.no_wire_cancel();
@@ -278,22 +304,45 @@ impl Session {
         if let Some(token) = &options.cancellation {
             o = o.cancellation(token.clone());
         }
-        if let Some(callback) = options.on_progress.clone() {
-            o = o.listener(Listener::from_fn(64, move |n| {
-                if n.method != methods::NOTIFICATION_PROGRESS {
-                    return;
-                }
-                match serde_json::from_value::<ProgressNotificationParams>(
-                    n.params.unwrap_or(Value::Null),
-                ) {
-                    Ok(p) => callback(p),
-                    Err(e) => {
-                        tracing::debug!(error = %e, "skipped a malformed progress notification")
-                    }
-                }
-            }));
-        }
         o
+    }
+}
+
+/// Waits for an answer while handing the request's progress to its
+/// callback, on the caller's task and in order; progress that arrived
+/// before the answer is delivered before this returns.
+async fn with_progress(
+    answer: mcp_transport::ResponseFuture,
+    progress: Option<(
+        mcp_transport::ListenerStream,
+        crate::options::ProgressCallback,
+    )>,
+) -> std::result::Result<Value, TransportError> {
+    let Some((mut stream, callback)) = progress else {
+        return answer.await;
+    };
+    let deliver = |n: Notification| {
+        if n.method != methods::NOTIFICATION_PROGRESS {
+            return;
+        }
+        match serde_json::from_value::<ProgressNotificationParams>(n.params.unwrap_or(Value::Null))
+        {
+            Ok(p) => callback(p),
+            Err(e) => tracing::debug!(error = %e, "skipped a malformed progress notification"),
+        }
+    };
+    tokio::pin!(answer);
+    loop {
+        tokio::select! {
+            biased;
+            Some(n) = stream.recv() => deliver(n),
+            outcome = &mut answer => {
+                while let Some(n) = stream.try_recv() {
+                    deliver(n);
+                }
+                return outcome;
+            }
+        }
     }
 }
 
@@ -322,5 +371,47 @@ impl<'a> InFlight<'a> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use mcp_testkit::fake::{FakeConfig, FakeServer};
+
+    use crate::Client;
+
+    /// `gate` fails (by capability) while another thread keeps taking the
+    /// verdict's write lock: with the read lock taken twice, a writer
+    /// queued between the two reads deadlocks std's `RwLock`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_gate_never_takes_the_verdict_lock_twice() {
+        let fake = FakeServer::new(FakeConfig::legacy());
+        let client = Client::builder().connect(fake.connector()).await.unwrap();
+        let session = client.session.clone();
+        let writer = session.clone();
+        let (done_tx, done_rx) = mpsc::channel();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop_writer = stop.clone();
+        let writing = std::thread::spawn(move || {
+            while !stop_writer.load(std::sync::atomic::Ordering::Relaxed) {
+                writer.update_verdict(|_| {});
+            }
+        });
+        std::thread::spawn(move || {
+            for _ in 0..20_000 {
+                // The fake does not advertise logging in legacy unless asked.
+                assert!(session.gate("vendor/unknown").is_ok());
+                let _ = session.gate(mcp_protocol::methods::SERVER_DISCOVER);
+            }
+            let _ = done_tx.send(());
+        });
+        let finished = done_rx.recv_timeout(Duration::from_secs(30));
+        // Before joining: a deadlocked writer would never be joined.
+        assert!(finished.is_ok(), "gate deadlocked with a writer waiting");
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writing.join().unwrap();
     }
 }

@@ -2,17 +2,23 @@
 //!
 //! Legacy servers push list changes on their own and send resource updates
 //! after `resources/subscribe`; modern servers send both only on a
-//! `subscriptions/listen` stream, which the client opens, demultiplexes by
-//! subscription id, and opens again when it drops. Either way the caller
-//! gets a [`Subscription`] yielding [`ServerEvent`]s.
+//! `subscriptions/listen` stream, which the client opens and opens again
+//! when it drops. Each listen has a listener of its own: the transport
+//! routes the notifications that carry its subscription id (the listen
+//! request's id) to it, its acknowledgement included, so two subscriptions
+//! never take each other's. Either way the caller gets a [`Subscription`]
+//! yielding [`ServerEvent`]s. The cache drops what a change makes stale as
+//! the notification arrives, whether or not anyone reads the stream.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use std::collections::VecDeque;
+
 use futures::Stream;
-use mcp_protocol::{Era, methods};
-use mcp_transport::TransportError;
+use mcp_protocol::{Era, Notification, methods};
+use mcp_transport::{Listener, ListenerStream, TransportError};
 use serde_json::{Value, json};
 
 use crate::client::Client;
@@ -106,7 +112,7 @@ impl Watch {
 /// subscription (the listen request is cancelled; legacy resource
 /// subscriptions are ended).
 pub struct Subscription {
-    events: EventStream,
+    source: Source,
     watch: Watch,
     listen: Option<tokio::task::JoinHandle<()>>,
     legacy: Option<(Client, Vec<String>)>,
@@ -119,11 +125,31 @@ impl Subscription {
     }
 }
 
+/// Where a subscription's events come from.
+enum Source {
+    /// Legacy: the client's events, filtered.
+    Events(EventStream),
+    /// Modern: this subscription's own listen stream, with what arrived
+    /// before its acknowledgement.
+    Listen {
+        early: VecDeque<Notification>,
+        stream: ListenerStream,
+    },
+}
+
 impl Stream for Subscription {
     type Item = ServerEvent;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerEvent>> {
         loop {
-            match futures::ready!(Pin::new(&mut self.events).poll_next(cx)) {
+            let next = match &mut self.source {
+                Source::Events(events) => futures::ready!(Pin::new(events).poll_next(cx)),
+                Source::Listen { early, stream } => match early.pop_front() {
+                    Some(n) => Some(ServerEvent::from_notification(n)),
+                    None => futures::ready!(Pin::new(stream).poll_next(cx))
+                        .map(ServerEvent::from_notification),
+                },
+            };
+            match next {
                 Some(e) if self.watch.wants(&e) => return Poll::Ready(Some(e)),
                 Some(_) => continue,
                 None => return Poll::Ready(None),
@@ -176,16 +202,16 @@ impl Client {
     /// # }
     /// ```
     pub async fn subscribe(&self, watch: Watch) -> Result<Subscription> {
-        let events = self.events();
         match self.era() {
             Era::Legacy => {
+                let events = self.events();
                 for uri in &watch.resource_uris {
                     self.subscribe_resource(uri).await?;
                 }
                 let legacy = (!watch.resource_uris.is_empty())
                     .then(|| (self.clone(), watch.resource_uris.clone()));
                 Ok(Subscription {
-                    events,
+                    source: Source::Events(events),
                     watch,
                     listen: None,
                     legacy,
@@ -193,20 +219,25 @@ impl Client {
             }
             Era::Modern => {
                 self.session.gate(methods::SUBSCRIPTIONS_LISTEN)?;
-                let mut acks = self.events();
-                let task = tokio::spawn(listen_loop(self.clone(), watch.filter()));
+                let (listener, mut stream) =
+                    Listener::tapped("subscription", 1024, self.session.invalidation.clone());
+                let task = tokio::spawn(listen_loop(self.clone(), watch.filter(), listener));
+                // This listen's own acknowledgement: it arrives on its own
+                // listener, routed by the listen request's id.
+                let mut early = VecDeque::new();
                 let wait = async {
-                    while let Some(e) = acks.recv().await {
-                        if matches!(e, ServerEvent::SubscriptionsAcknowledged(_)) {
+                    while let Some(n) = stream.recv().await {
+                        if n.method == methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED {
                             return true;
                         }
+                        early.push_back(n);
                     }
                     false
                 };
                 let timeout = self.session.config.request_timeout;
                 match tokio::time::timeout(timeout, wait).await {
                     Ok(true) => Ok(Subscription {
-                        events,
+                        source: Source::Listen { early, stream },
                         watch,
                         listen: Some(task),
                         legacy: None,
@@ -230,17 +261,14 @@ impl Client {
 /// Keeps a listen request open, opening it again after a drop, with a
 /// growing pause between attempts, until the connection ends or the task
 /// is aborted (which cancels the request on the wire).
-async fn listen_loop(client: Client, filter: Value) {
+async fn listen_loop(client: Client, filter: Value, listener: Listener) {
     let mut pause = Duration::from_millis(250);
+    let options = CallOptions::new().listener(listener);
     loop {
         let params = json!({ "notifications": filter });
         let outcome = client
             .session
-            .send(
-                methods::SUBSCRIPTIONS_LISTEN,
-                Some(params),
-                &CallOptions::new(),
-            )
+            .send(methods::SUBSCRIPTIONS_LISTEN, Some(params), &options)
             .await;
         match outcome {
             Ok(_) => tracing::debug!("the server ended the listen stream; listening again"),

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::client::{Client, parse, to_params};
 use crate::error::{ClientError, ErrorKind, Result};
-use crate::mrtr::fulfil;
+use crate::mrtr::{Asking, fulfil};
 use crate::options::CallOptions;
 
 /// How often to poll when the server does not say.
@@ -221,7 +221,14 @@ impl TaskHandle {
             let detail =
                 detail.unwrap_or_else(|| DetailedTask::new(self.id.clone(), state.status.clone()));
             if let Some(requests) = &detail.input_requests {
-                let responses = fulfil(&self.client.session.config, requests).await?;
+                let asking = Asking {
+                    method: methods::TASKS_GET,
+                    target: Some(self.id.clone()),
+                    round: 1,
+                    version: self.client.session.version(),
+                };
+                let responses =
+                    fulfil(&self.client.session.config, requests, &asking, None).await?;
                 let update = UpdateTaskParams::new(self.id.clone(), responses);
                 self.client
                     .session

@@ -116,3 +116,62 @@ impl OutputSchemas {
         Some(compiled)
     }
 }
+
+/// The input schemas of listed tools that carry `x-mcp-header`
+/// annotations: what a transport with headers needs to send a call's
+/// `Mcp-Param-*` values.
+#[derive(Default)]
+pub(crate) struct InputSchemas {
+    listed: std::sync::atomic::AtomicBool,
+    annotated: RwLock<HashMap<String, Arc<serde_json::Map<String, Value>>>>,
+}
+
+impl InputSchemas {
+    /// Remembers the annotated input schemas of listed tools.
+    pub(crate) fn learn(&self, tools: &[Tool]) {
+        let mut annotated = self.annotated.write().unwrap_or_else(|p| p.into_inner());
+        for tool in tools {
+            let schema = Value::Object(tool.input_schema.clone());
+            if mentions_header(&schema) {
+                annotated.insert(tool.name.clone(), Arc::new(tool.input_schema.clone()));
+            } else {
+                annotated.remove(&tool.name);
+            }
+        }
+        self.listed
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether any tool list was read on this connection.
+    pub(crate) fn listed(&self) -> bool {
+        self.listed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The `Mcp-Param-*` headers of a call to `tool` with `arguments`.
+    pub(crate) fn headers(
+        &self,
+        tool: &str,
+        arguments: &serde_json::Map<String, Value>,
+    ) -> Vec<(String, String)> {
+        let schema = self
+            .annotated
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(tool)
+            .cloned();
+        match schema {
+            Some(schema) => mcp_protocol::headers::param_headers(&schema, arguments),
+            None => Vec::new(),
+        }
+    }
+}
+
+fn mentions_header(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k == mcp_protocol::headers::HEADER_ANNOTATION || mentions_header(v)),
+        Value::Array(items) => items.iter().any(mentions_header),
+        _ => false,
+    }
+}

@@ -30,8 +30,8 @@ async fn next_change(sub: &mut mcp_client::Subscription) -> ServerEvent {
 async fn modern_lists_are_cached_by_ttl_and_dropped_on_list_changed() {
     let server = FakeServer::new(FakeConfig::modern().cache_hint(60_000, CacheScope::Public));
     let client = Client::builder().connect(server.connector()).await.unwrap();
-    client.list_tools(None).await.unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
     assert_eq!(
         wire_count(&server, "tools/list"),
         1,
@@ -57,7 +57,8 @@ async fn modern_lists_are_cached_by_ttl_and_dropped_on_list_changed() {
 
     // Bypass per call.
     client
-        .list_tools_with(None, &CallOptions::new().bypass_cache())
+        .list_tools()
+        .options(&CallOptions::new().bypass_cache())
         .await
         .unwrap();
     assert_eq!(wire_count(&server, "tools/list"), 3);
@@ -68,7 +69,7 @@ async fn a_zero_ttl_always_refetches() {
     let server = FakeServer::new(FakeConfig::modern().cache_hint(0, CacheScope::Public));
     let client = Client::builder().connect(server.connector()).await.unwrap();
     for _ in 0..3 {
-        client.list_tools(None).await.unwrap();
+        client.list_tools().await.unwrap();
         client.read_resource("fake://text/hello").await.unwrap();
     }
     assert_eq!(wire_count(&server, "tools/list"), 3);
@@ -112,15 +113,15 @@ async fn a_failed_refetch_serves_stale_data_marked_as_such() {
     }
     assert_eq!(stale.value.tools[0].name, "t");
     // The plain typed call reports the failure instead.
-    assert!(client.list_tools(None).await.unwrap_err().is_timeout());
+    assert!(client.list_tools().await.unwrap_err().is_timeout());
 }
 
 #[tokio::test(start_paused = true)]
 async fn legacy_lists_are_cached_only_where_list_changed_is_advertised() {
     let server = FakeServer::new(FakeConfig::legacy());
     let client = Client::builder().connect(server.connector()).await.unwrap();
-    client.list_tools(None).await.unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
     assert_eq!(wire_count(&server, "tools/list"), 1);
     // Resource reads are never cached in legacy.
     client.read_resource("fake://text/hello").await.unwrap();
@@ -129,8 +130,8 @@ async fn legacy_lists_are_cached_only_where_list_changed_is_advertised() {
 
     let quiet = FakeServer::new(FakeConfig::legacy().capabilities(json!({"tools": {}})));
     let client = Client::builder().connect(quiet.connector()).await.unwrap();
-    client.list_tools(None).await.unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
     assert_eq!(
         wire_count(&quiet, "tools/list"),
         2,
@@ -219,4 +220,70 @@ async fn a_dropped_listen_stream_is_opened_again() {
             "each pause grows (at least by half): {pauses:?}"
         );
     }
+}
+
+/// Two listens opened at once each get their own acknowledgement and only
+/// their own notifications: one change reaches each subscription once.
+#[tokio::test(start_paused = true)]
+async fn concurrent_listens_are_demultiplexed_by_subscription() {
+    let server = FakeServer::new(FakeConfig::modern());
+    let client = Client::builder().connect(server.connector()).await.unwrap();
+    let (a, b) = tokio::join!(
+        client.subscribe(Watch::new().tools()),
+        client.subscribe(Watch::new().tools())
+    );
+    let (mut a, mut b) = (a.unwrap(), b.unwrap());
+    assert_eq!(wire_count(&server, "subscriptions/listen"), 2);
+    client
+        .call_tool("add_tool", json!({"name": "new_tool"}))
+        .await
+        .unwrap();
+    for sub in [&mut a, &mut b] {
+        assert_eq!(next_change(sub).await, ServerEvent::ToolsListChanged);
+        let again = tokio::time::timeout(Duration::from_secs(5), sub.recv()).await;
+        assert!(
+            again.is_err(),
+            "a subscription saw another listen's notification: {again:?}"
+        );
+    }
+}
+
+/// The cache drops a stale list when the change arrives, even while the
+/// event callback is stuck on an earlier event: the next list is fresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_event_callback_never_delays_invalidation() {
+    let server = FakeServer::new(FakeConfig::legacy());
+    let (release, stuck) = std::sync::mpsc::channel::<()>();
+    let stuck = std::sync::Mutex::new(stuck);
+    let client = Client::builder()
+        // So that the log tool's message is sent (the first event).
+        .log_level(mcp_protocol::types::LoggingLevel::Debug)
+        .on_event(move |_| {
+            // Blocks on the first event until the test ends.
+            let _ = stuck.lock().unwrap().recv();
+        })
+        .connect(server.connector())
+        .await
+        .unwrap();
+    let before = client.list_all_tools().await.unwrap();
+    client.list_all_tools().await.unwrap();
+    assert_eq!(wire_count(&server, "tools/list"), 1, "cached");
+    // An event to get the callback stuck on, then a change behind it.
+    client
+        .call_tool("log", json!({"level": "emergency"}))
+        .await
+        .unwrap();
+    client
+        .call_tool("add_tool", json!({"name": "new_tool"}))
+        .await
+        .unwrap();
+    let after = client.list_all_tools().await.unwrap();
+    assert!(
+        after.iter().any(|t| t.name == "new_tool"),
+        "the cache served the list from before the change ({} tools, then {})",
+        before.len(),
+        after.len()
+    );
+    assert_eq!(wire_count(&server, "tools/list"), 2);
+    drop(release);
 }

@@ -119,8 +119,8 @@ async fn refused_by_capability_before_anything_is_sent() {
     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     let sent_before = server.received(0).len();
     for e in [
-        client.list_resources(None).await.unwrap_err(),
-        client.list_prompts(None).await.unwrap_err(),
+        client.list_resources().await.unwrap_err(),
+        client.list_prompts().await.unwrap_err(),
     ] {
         assert!(
             matches!(e.kind(), ErrorKind::CapabilityNotAdvertised { .. }),
@@ -213,7 +213,7 @@ async fn modern_requests_carry_the_envelope_and_legacy_ones_none() {
         .await
         .unwrap();
     let legacy = connect_legacy(&server).await;
-    legacy.list_tools(None).await.unwrap();
+    legacy.list_tools().await.unwrap();
     let meta_of = |conn: usize, method: &str| -> Value {
         server
             .received(conn)

@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use common::{FnConnector, FnServer, Reply, discover_result};
 use mcp_client::handlers::{HandlerError, elicitation_fn, sampling_fn};
-use mcp_client::mrtr::{Outcome, retry_params};
+use mcp_client::mrtr::{InputAnswer, Outcome};
 use mcp_client::{CallOptions, Client, ClientBuilder, EraMode, ErrorKind};
 use mcp_protocol::types::{
-    ContentBlock, CreateMessageResult, ElicitResult, InputResponses, TextContent,
+    CallToolRequestParams, ContentBlock, CreateMessageResult, ElicitResult, GetPromptRequestParams,
+    InputResponses, ReadResourceRequestParams, TextContent,
 };
 use mcp_protocol::{Message, Request};
 use mcp_testkit::fake::{FakeConfig, FakeServer};
@@ -213,9 +214,10 @@ async fn manual_mode_hands_back_the_request_for_input() {
         .connect(server.connector())
         .await
         .unwrap();
-    let params = json!({"name": "elicit"});
+    let params = CallToolRequestParams::new("elicit");
+    let options = CallOptions::new();
     let Outcome::InputRequired(input) = client
-        .call_tool_once(params.clone(), &CallOptions::new())
+        .call_tool_once(&params, None, &options)
         .await
         .unwrap()
     else {
@@ -228,9 +230,9 @@ async fn manual_mode_hands_back_the_request_for_input() {
         content.insert("name".into(), json!("by hand"));
         responses.insert(key.clone(), ElicitResult::accept(content).into());
     }
-    let retry = retry_params(&params, &responses, input.request_state.as_deref());
+    let answer = InputAnswer::to(&input, responses);
     let Outcome::Complete(result) = client
-        .call_tool_once(retry, &CallOptions::new())
+        .call_tool_once(&params, Some(&answer), &options)
         .await
         .unwrap()
     else {
@@ -241,4 +243,87 @@ async fn manual_mode_hands_back_the_request_for_input() {
             .unwrap()
             .contains("by hand")
     );
+}
+
+/// A modern server whose prompts/get and resources/read ask for roots
+/// before answering.
+fn asks_for_roots_first() -> Arc<FnServer> {
+    FnServer::new(|_, r| {
+        let answered = r.params.as_ref().unwrap().get("inputResponses").is_some();
+        let ask = json!({
+            "resultType": "input_required",
+            "inputRequests": {"where": {"method": "roots/list", "params": {}}},
+            "requestState": "s-1"
+        });
+        match r.method.as_str() {
+            "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
+            "prompts/get" if !answered => Reply::Ok(ask),
+            "prompts/get" => Reply::Ok(json!({"messages": [{"role": "user",
+                "content": {"type": "text", "text": "from roots"}}]})),
+            "resources/read" if !answered => Reply::Ok(ask),
+            "resources/read" => Reply::Ok(json!({"contents": [{"uri": "x://r", "text": "ok"}]})),
+            _ => Reply::Err(-32601, "Method not found", None),
+        }
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn prompts_and_reads_have_the_same_three_forms() {
+    let server = asks_for_roots_first();
+    let client = Client::builder()
+        .enforce_server_capabilities(false)
+        .roots(vec![mcp_protocol::types::Root::new("file:///work")])
+        .connect(FnConnector(server.clone()))
+        .await
+        .unwrap();
+    // Automatic: the roots handler answers, the call completes.
+    let prompt = client.get_prompt("p", [("k", "v")]).await.unwrap();
+    assert_eq!(prompt.messages.len(), 1);
+    let read = client.read_resource("x://r").await.unwrap();
+    assert_eq!(read.contents.len(), 1);
+    // Manual: the typed input_required comes back, answered by the
+    // client's handlers on request, then the second round completes.
+    let options = CallOptions::new();
+    let params = GetPromptRequestParams::new("p");
+    let Outcome::InputRequired(asked) = client
+        .get_prompt_once(&params, None, &options)
+        .await
+        .unwrap()
+    else {
+        panic!("expected input_required");
+    };
+    let answer = client.fulfil_input(&asked).await.unwrap();
+    assert_eq!(answer.request_state.as_deref(), Some("s-1"));
+    assert!(matches!(
+        client.get_prompt_once(&params, Some(&answer), &options).await.unwrap(),
+        Outcome::Complete(p) if p.messages.len() == 1
+    ));
+    let params = ReadResourceRequestParams::new("x://r");
+    let Outcome::InputRequired(asked) = client
+        .read_resource_once(&params, None, &options)
+        .await
+        .unwrap()
+    else {
+        panic!("expected input_required");
+    };
+    let answer = client.fulfil_input(&asked).await.unwrap();
+    assert!(matches!(
+        client.read_resource_once(&params, Some(&answer), &options).await.unwrap(),
+        Outcome::Complete(r) if r.contents.len() == 1
+    ));
+    // Each retry echoed the state and carried the roots.
+    let retries: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.params.as_ref().unwrap().get("inputResponses").is_some())
+        .collect();
+    assert_eq!(retries.len(), 4);
+    for r in retries {
+        let p = r.params.unwrap();
+        assert_eq!(p["requestState"], "s-1");
+        assert_eq!(
+            p["inputResponses"]["where"]["roots"][0]["uri"],
+            "file:///work"
+        );
+    }
 }

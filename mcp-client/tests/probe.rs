@@ -105,12 +105,32 @@ fn rows() -> Vec<Row> {
             discovers: 1,
         },
         Row {
-            name: "-32020 once: modern, retried",
+            name: "-32022 listing legacy versions and modern ones the client does not know: legacy",
+            server: legacy_after(|_| {
+                Reply::Err(
+                    -32022,
+                    "Unsupported protocol version",
+                    Some(json!({"supported": ["2099-01-01", "2025-11-25"]})),
+                )
+            }),
+            builder: default_builder,
+            expect: Expect::Connected(Era::Legacy, Reached::LegacyByVersionList, 1),
+            discovers: 1,
+        },
+        Row {
+            name: "-32022 listing the very version sent: retried once with it, as the design says",
             server: {
                 let calls = std::sync::atomic::AtomicUsize::new(0);
-                FnServer::new(move |_, _| {
+                FnServer::new(move |_, r| {
+                    if r.method != "server/discover" {
+                        return Reply::Silent;
+                    }
                     if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
-                        Reply::Err(-32020, "Header mismatch", None)
+                        Reply::Err(
+                            -32022,
+                            "Unsupported protocol version",
+                            Some(json!({"supported": ["2026-07-28"], "requested": "2026-07-28"})),
+                        )
                     } else {
                         Reply::Ok(discover_result(&["2026-07-28"]))
                     }
@@ -121,7 +141,18 @@ fn rows() -> Vec<Row> {
             discovers: 2,
         },
         Row {
-            name: "-32021 twice: a typed error, not legacy",
+            name: "-32020: modern, and the connect fails at once naming the header (no resend)",
+            server: legacy_after(|_| {
+                Reply::Err(-32020, "Header mismatch: Mcp-Method does not match", None)
+            }),
+            builder: default_builder,
+            expect: Expect::Fails(
+                |k| matches!(k, ErrorKind::HeaderMismatch { message, .. } if message.contains("Mcp-Method")),
+            ),
+            discovers: 1,
+        },
+        Row {
+            name: "-32021: a typed error naming requiredCapabilities, at once (no resend)",
             server: legacy_after(|_| {
                 Reply::Err(
                     -32021,
@@ -130,8 +161,11 @@ fn rows() -> Vec<Row> {
                 )
             }),
             builder: default_builder,
-            expect: Expect::Fails(|k| matches!(k, ErrorKind::Server { code: -32021, .. })),
-            discovers: 2,
+            expect: Expect::Fails(|k| {
+                matches!(k, ErrorKind::MissingClientCapability { required, .. }
+                    if required == &json!({"sampling": {}}))
+            }),
+            discovers: 1,
         },
         Row {
             name: "-32601: legacy, same connection",
@@ -224,6 +258,22 @@ fn rows() -> Vec<Row> {
             builder: || Client::builder().era(EraMode::Legacy),
             expect: Expect::Connected(Era::Legacy, Reached::PinnedLegacy, 1),
             discovers: 0,
+        },
+        Row {
+            name: "pinned modern against a legacy-only server: NotModern, suggesting Auto",
+            server: legacy_after(|_| Reply::Err(-32601, "Method not found", None)),
+            builder: || Client::builder().era(EraMode::Modern),
+            expect: Expect::Fails(
+                |k| matches!(k, ErrorKind::NotModern { evidence } if evidence.contains("-32601")),
+            ),
+            discovers: 1,
+        },
+        Row {
+            name: "a malformed answer to the probe: legacy",
+            server: legacy_after(|_| Reply::Malformed),
+            builder: default_builder,
+            expect: Expect::Connected(Era::Legacy, Reached::LegacyAfterInvalidDiscover, 1),
+            discovers: 1,
         },
         Row {
             name: "pinned modern: one discover for the capabilities",
@@ -455,4 +505,73 @@ async fn an_invalid_params_refusal_listing_versions_is_retried_once() {
         .filter(|(_, m)| m == "initialize")
         .count();
     assert_eq!(initializes, 2);
+}
+
+/// A modern call refused with `-32022` whose `supported` lists the very
+/// revision that was sent is retried once with it (a transient refusal),
+/// not failed as a negotiation error.
+#[tokio::test(start_paused = true)]
+async fn a_call_refused_listing_its_own_version_is_retried_once() {
+    let refused = std::sync::atomic::AtomicUsize::new(0);
+    let server = FnServer::new(move |_, r| match r.method.as_str() {
+        "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
+        "tools/list" if refused.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
+            Reply::Err(
+                -32022,
+                "Unsupported protocol version",
+                Some(json!({"supported": ["2026-07-28"], "requested": "2026-07-28"})),
+            )
+        }
+        "tools/list" => Reply::Ok(json!({"tools": []})),
+        _ => Reply::Err(-32601, "Method not found", None),
+    });
+    let client = Client::builder()
+        .enforce_server_capabilities(false)
+        .connect(FnConnector(server.clone()))
+        .await
+        .unwrap();
+    assert_eq!(client.era(), Era::Modern);
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.is_empty());
+    let lists = server
+        .methods()
+        .into_iter()
+        .filter(|(_, m)| m == "tools/list")
+        .count();
+    assert_eq!(lists, 2, "one refusal, one retry");
+}
+
+/// The `server/discover` answer read when connecting is cached by its
+/// `ttlMs`: `discover()` within it asks nothing.
+#[tokio::test(start_paused = true)]
+async fn discover_after_connect_is_served_from_the_connect_answer() {
+    let server = FnServer::new(|_, r| match r.method.as_str() {
+        "server/discover" => {
+            let mut result = discover_result(&["2026-07-28"]);
+            result["ttlMs"] = json!(60_000);
+            Reply::Ok(result)
+        }
+        _ => Reply::Err(-32601, "Method not found", None),
+    });
+    let client = Client::builder()
+        .connect(FnConnector(server.clone()))
+        .await
+        .unwrap();
+    let discovered = client.discover().await.unwrap();
+    assert_eq!(
+        discovered.supported_versions,
+        [ProtocolVersion::V2026_07_28]
+    );
+    let count = || {
+        server
+            .methods()
+            .into_iter()
+            .filter(|(_, m)| m == "server/discover")
+            .count()
+    };
+    assert_eq!(count(), 1, "discover() asked again within the ttl");
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    client.discover().await.unwrap();
+    settle().await;
+    assert_eq!(count(), 2, "after the ttl it asks");
 }

@@ -177,3 +177,53 @@ async fn log_messages_and_unknown_notifications_reach_the_user() {
     );
     connector.finish().await.unwrap();
 }
+
+/// Elicitation in a revision that has none (2025-03-26), and URL mode from
+/// a server when the handler declared form mode only: each is refused on
+/// the wire and the handler never runs.
+#[tokio::test(start_paused = true)]
+async fn requests_never_declared_never_reach_the_handler() {
+    let form = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}});
+    let old = Script::new()
+        .expect_request("initialize")
+        .respond(json!({"protocolVersion": "2025-03-26", "capabilities": {},
+            "serverInfo": {"name": "old", "version": "1"}}))
+        .expect_notification("notifications/initialized")
+        .send_request(server_request(1, "elicitation/create", form.clone()))
+        .expect_error(-32601);
+    let url = legacy_script(|s| {
+        s.send_request(server_request(
+            2,
+            "elicitation/create",
+            json!({"mode": "url", "message": "sign in", "url": "https://example.com/a",
+                "elicitationId": "e1"}),
+        ))
+        .expect_error(-32602)
+        .send_request(server_request(3, "elicitation/create", form))
+        .expect_result(json!({"action": "decline"}))
+    });
+    for (script, versions, expected) in [
+        (old, vec![mcp_protocol::ProtocolVersion::V2025_03_26], 0),
+        (url, mcp_protocol::ProtocolVersion::KNOWN.to_vec(), 1),
+    ] {
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = calls.clone();
+        let connector = std::sync::Arc::new(ScriptedConnector::new(vec![script]));
+        let _client = Client::builder()
+            .protocol_versions(versions)
+            .elicitation_handler(elicitation_fn(move |_| {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async { Ok(ElicitResult::new(ElicitAction::Decline)) }
+            }))
+            .connect(connector.clone())
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        connector.finish().await.unwrap();
+        let handled = calls.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(
+            handled, expected,
+            "only the declared form reaches the handler"
+        );
+    }
+}

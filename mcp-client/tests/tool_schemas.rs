@@ -39,7 +39,7 @@ async fn structured_content_is_checked_against_the_output_schema() {
         |_| json!({"content": [], "structuredContent": {"n": 3}}),
     );
     let client = Client::builder().connect(FnConnector(good)).await.unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
     client.call_tool("count", Value::Null).await.unwrap();
 
     let bad = server(
@@ -50,7 +50,7 @@ async fn structured_content_is_checked_against_the_output_schema() {
         .connect(FnConnector(bad.clone()))
         .await
         .unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
     let e = client.call_tool("count", Value::Null).await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::InvalidResponse { .. }), "{e}");
     assert!(e.to_string().contains("output schema"), "{e}");
@@ -61,7 +61,7 @@ async fn structured_content_is_checked_against_the_output_schema() {
         .connect(FnConnector(bad))
         .await
         .unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
     client.call_tool("count", Value::Null).await.unwrap();
 
     // An isError result is never checked.
@@ -73,7 +73,7 @@ async fn structured_content_is_checked_against_the_output_schema() {
         .connect(FnConnector(failing))
         .await
         .unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list_tools().await.unwrap();
     assert!(
         client
             .call_tool("count", Value::Null)

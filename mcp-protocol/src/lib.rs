@@ -3,8 +3,9 @@
 //! normalization and error codes.
 //!
 //! This crate does no I/O and needs no async runtime: a server, a proxy or a
-//! test can use it alone. Transports (`mcp-transport-*`) move its messages;
-//! the client (`mcp-client`) gives them meaning.
+//! test can use it alone. Transports (the `mcp-steady-transport-*`
+//! packages) move its messages; the client (`mcp_client`, package
+//! `mcp-steady-client`) gives them meaning.
 //!
 //! - [`jsonrpc`]: the JSON-RPC 2.0 envelope and strict parsing of it.
 //! - [`framing`]: newline-delimited JSON, as stdio frames messages.
@@ -34,6 +35,9 @@
 //! assert_eq!(result["resultType"], "complete");
 //! # Ok::<(), mcp_protocol::jsonrpc::ParseError>(())
 //! ```
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 #[macro_use]
 mod macros;

@@ -9,7 +9,7 @@
 //! tests in `target/<profile>/deps/` and binaries in `target/<profile>/`).
 //! When it is not there (a test of another crate, which cargo does not build
 //! this crate's binaries for), it is built once per process with
-//! `cargo build -p mcp-testkit --bin <name>` into the same target directory
+//! `cargo build -p mcp-steady-testkit --bin <name>` into the same target directory
 //! and profile. `MCP_TESTKIT_BIN_DIR`, when set, is searched first.
 
 use std::env;
@@ -49,14 +49,17 @@ fn file_name(name: &str) -> String {
 
 /// The directory cargo puts binaries in for the running executable's
 /// profile: the executable's own directory, or its parent when that is
-/// `deps`. An executable outside any target directory (a doctest, which
+/// `deps` (tests) or `examples` (an example run with `cargo run --example`). An executable outside any target directory (a doctest, which
 /// rustdoc builds in a temporary folder) uses the workspace's: the
 /// `CARGO_TARGET_DIR` it runs under, or `target/` beside this crate, with
 /// the `debug` profile.
 fn profile_dir() -> Option<PathBuf> {
     let exe = env::current_exe().ok()?;
     let dir = exe.parent()?;
-    let dir = if dir.file_name().is_some_and(|n| n == "deps") {
+    let dir = if dir
+        .file_name()
+        .is_some_and(|n| n == "deps" || n == "examples")
+    {
         dir.parent()?
     } else {
         dir
@@ -133,7 +136,7 @@ fn build(name: &str, profile_dir: &Path) {
         .arg("build")
         .arg("--manifest-path")
         .arg(&manifest)
-        .args(["-p", "mcp-testkit", "--bin", name]);
+        .args(["-p", "mcp-steady-testkit", "--bin", name]);
     match profile.as_str() {
         "debug" => {}
         "release" => {

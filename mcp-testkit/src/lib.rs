@@ -9,6 +9,9 @@
 //! - [`binaries`]: paths of this crate's helper binaries (the relay and the
 //!   reference server) for tests in other crates.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 pub mod binaries;
 pub mod contract;
 pub mod fake;

@@ -83,6 +83,9 @@
 //!   bodies, and spans (`mcp_http` with the URL, `mcp_http_request` with
 //!   the id and method).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 mod builder;
 mod proxy;
 mod service;

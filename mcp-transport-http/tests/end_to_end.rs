@@ -168,7 +168,7 @@ async fn list_and_call(url: String) -> Client {
         .connect(HttpTransportBuilder::new(url))
         .await
         .expect("connect");
-    let tools = client.list_tools(None).await.expect("tools/list");
+    let tools = client.list_tools().await.expect("tools/list");
     assert!(tools.tools.iter().any(|t| t.name == "echo"));
     let called = client
         .call_tool("echo", json!({"text": "over HTTP"}))

@@ -55,6 +55,8 @@
 //!   and spans (`mcp_stream` / `mcp_stdio`, with the server's name; stderr
 //!   lines under the target [`STDERR_TARGET`]).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 // Child processes are Unix-only for now: elsewhere spawning refuses early,
 // which leaves parts unused.
 #![cfg_attr(not(unix), allow(dead_code, unused_imports, unused_variables))]

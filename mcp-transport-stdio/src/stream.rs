@@ -187,12 +187,15 @@ impl StreamBuilder {
         let shutdown = engine.shutdown_token();
         let writer = tokio::spawn(
             async move {
-                if let Err(e) = write_loop(writer, outbound, shutdown).await
+                let mut outbound = outbound;
+                if let Err(e) = write_loop(writer, &mut outbound, shutdown).await
                     && !write_engine.shutdown_token().is_cancelled()
                 {
                     tracing::warn!(error = %e, "writing to the peer failed");
                     write_engine.peer_gone(GoneInfo::new(format!("writing failed: {e}")));
                 }
+                // Only now: the cause is reported.
+                drop(outbound);
             }
             .instrument(span),
         )

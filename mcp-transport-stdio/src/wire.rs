@@ -89,9 +89,13 @@ fn noise(engine: &Engine, line: &[u8], why: &str) {
 
 /// Writes the engine's outbound items in order until the engine shuts down
 /// or the queue closes. Messages queued together go out in one write.
+///
+/// The receiver is borrowed: the caller keeps it until it has reported why
+/// writing stopped, since dropping it ends the connection with a cause that
+/// says less ("the transport's writer stopped").
 pub(crate) async fn write_loop<W>(
     mut writer: W,
-    mut outbound: OutboundReceiver,
+    outbound: &mut OutboundReceiver,
     shutdown: CancellationToken,
 ) -> std::io::Result<()>
 where

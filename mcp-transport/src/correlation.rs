@@ -42,7 +42,16 @@ struct Inner {
 #[derive(Default)]
 struct Table {
     pending: HashMap<RequestId, Entry>,
-    by_progress_token: HashMap<RequestId, RequestId>,
+    /// The live requests holding each progress token, oldest first.
+    ///
+    /// A token should name one live request (the spec asks senders to keep
+    /// them unique), but nothing stops a caller from reusing one, and
+    /// refusing the request would be an error outside the closed set. So
+    /// the request that registered a token first keeps it: its
+    /// notifications go to it alone. Ending a request removes only its own
+    /// hold on the token, never another's; when the holder ends, the next
+    /// live request with the same token takes over.
+    by_progress_token: HashMap<RequestId, Vec<RequestId>>,
     /// Once set, every new request fails with this error.
     terminal: Option<TransportError>,
 }
@@ -109,7 +118,9 @@ impl Correlator {
             if let Some(token) = &progress_token {
                 table
                     .by_progress_token
-                    .insert(token.clone(), request.id.clone());
+                    .entry(token.clone())
+                    .or_default()
+                    .push(request.id.clone());
             }
             table.pending.insert(
                 request.id.clone(),
@@ -172,12 +183,14 @@ impl Correlator {
     }
 
     /// Finds the live request a notification belongs to, by progress token
-    /// (which also restarts its timeout when it asked for that).
+    /// (which also restarts its timeout when it asked for that). When live
+    /// requests share the token, the one that registered it first.
     pub(crate) fn route_progress(&self, token: &RequestId) -> Route {
         let table = self.table();
         let Some(entry) = table
             .by_progress_token
             .get(token)
+            .and_then(|holders| holders.first())
             .and_then(|id| table.pending.get(id))
         else {
             return Route::NotFound;
@@ -213,8 +226,13 @@ impl Correlator {
     fn remove(&self, id: &RequestId) -> Option<Entry> {
         let mut table = self.table();
         let entry = table.pending.remove(id)?;
-        if let Some(token) = &entry.progress_token {
-            table.by_progress_token.remove(token);
+        if let Some(token) = &entry.progress_token
+            && let Some(holders) = table.by_progress_token.get_mut(token)
+        {
+            holders.retain(|holder| holder != id);
+            if holders.is_empty() {
+                table.by_progress_token.remove(token);
+            }
         }
         Some(entry)
     }
@@ -228,7 +246,7 @@ impl std::fmt::Debug for Correlator {
     }
 }
 
-/// Keeps base timers paused while it lives; see [`Correlator::pause_timers`].
+/// Keeps base timers paused while it lives; see [`Engine::pause_timers`](crate::Engine::pause_timers).
 #[must_use = "timers resume when this is dropped"]
 pub struct TimerPause {
     correlator: Correlator,

@@ -4,7 +4,9 @@
 //! engine: a writer that takes [`Outbound`] items from the engine's queue and
 //! puts them on the wire, and a reader that gives every inbound message to
 //! [`Engine::receive`] and reports the end of the stream with
-//! [`Engine::peer_gone`]. The engine correlates answers, routes
+//! [`Engine::peer_gone`] (the writer keeps the receiver for as long as
+//! the connection lives: dropping it ends the connection with
+//! [`TransportError::ServerGone`]). The engine correlates answers, routes
 //! notifications, runs server-request handlers, and turns cancels, timeouts
 //! and drops into [`Outbound::Cancel`] items. This is the seam seen from
 //! both sides: the author only moves messages, the caller gets request and
@@ -73,17 +75,27 @@ impl Engine {
             // After the wire is gone there is nobody to tell.
             let _ = sink.push_always(Outbound::Cancel { id, reason });
         }));
-        let rx = OutboundReceiver::new(queue.clone());
         let engine = Engine {
             inner: Arc::new(Inner {
                 correlator,
-                outbound: queue,
+                outbound: queue.clone(),
                 handlers,
                 running: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
                 alive: AtomicBool::new(true),
             }),
         };
+        // The receiver must not keep the engine alive (the engine's last
+        // handle going is what ends the writer's `recv`).
+        let weak = Arc::downgrade(&engine.inner);
+        let rx = OutboundReceiver::new(
+            queue,
+            Some(Box::new(move || {
+                if let Some(inner) = weak.upgrade() {
+                    Engine { inner }.writer_gone();
+                }
+            })),
+        );
         (engine, rx)
     }
 
@@ -228,6 +240,17 @@ impl Engine {
         self.end(TransportError::gone(info));
     }
 
+    /// The writer dropped its [`OutboundReceiver`] while the connection was
+    /// still up: nothing can be sent any more, so the connection ends as if
+    /// the peer were gone.
+    fn writer_gone(&self) {
+        if self.inner.shutdown.is_cancelled() {
+            return;
+        }
+        tracing::warn!("the transport's writer stopped without saying why; the connection ends");
+        self.peer_gone(GoneInfo::new("the transport's writer stopped"));
+    }
+
     fn end(&self, error: TransportError) {
         self.inner.alive.store(false, Ordering::Release);
         self.inner.correlator.fail_all(error);
@@ -296,14 +319,20 @@ impl Engine {
         }
         .and_then(RequestId::from_value);
         if let Some(token) = token {
+            let is_progress = notification.method == NOTIFICATION_PROGRESS;
             match self.inner.correlator.route_progress(&token) {
                 Route::Live(Some(listener)) => return listener.push(notification),
-                Route::Live(None) => return,
-                Route::NotFound if notification.method == NOTIFICATION_PROGRESS => {
+                // Progress of a request that has no listener is nobody's.
+                Route::Live(None) if is_progress => return,
+                Route::NotFound if is_progress => {
                     tracing::debug!(%token, "dropped progress for a request that is no longer pending");
                     return;
                 }
-                Route::NotFound => {}
+                // Anything else naming the request (a log message, say) is
+                // still a message from the server: with no request listener
+                // to take it, it goes on to the subscription lookup and then
+                // the connection.
+                Route::Live(None) | Route::NotFound => {}
             }
         }
         let subscription = meta

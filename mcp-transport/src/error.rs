@@ -47,7 +47,8 @@ pub enum TransportError {
         after: Duration,
     },
 
-    /// The server went away: its process exited or its stream ended.
+    /// The server went away: its process exited or its stream ended (or
+    /// the transport's writer stopped, so nothing more can reach it).
     ///
     /// *Probe:* the server may have died on the probe itself (some legacy
     /// servers exit on any request before `initialize`); the client retries

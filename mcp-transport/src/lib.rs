@@ -19,8 +19,9 @@
 //! Build an [`Engine`] with the [`ConnectionHandlers`] you were given, spawn
 //! a writer that drains its [`OutboundReceiver`] onto your wire, and a
 //! reader that hands each inbound message to [`Engine::receive`]. When the
-//! wire ends, call [`Engine::peer_gone`]. Here the "wire" is a task playing
-//! a server that answers `ping`:
+//! wire ends, call [`Engine::peer_gone`]; the writer keeps the receiver
+//! until then (dropping it ends the connection). Here the "wire" is a task
+//! playing a server that answers `ping`:
 //!
 //! ```
 //! use mcp_protocol::{Message, Request, Response};
@@ -49,6 +50,9 @@
 //!
 //! Then prove it: `mcp-testkit`'s contract suite runs any transport
 //! through every rule of the contract and reports each by name.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 mod correlation;
 mod engine;

@@ -194,14 +194,30 @@ impl Queue {
     }
 }
 
+/// Run once when an [`OutboundReceiver`] is dropped.
+pub(crate) type OnDrop = Box<dyn FnOnce() + Send + Sync>;
+
 /// The receiving end of an engine's outbound queue, for the wire's writer.
+///
+/// Dropping it tells the engine that its writer stopped: if the connection
+/// has not already ended (closed, or [`Engine::peer_gone`]), it ends with
+/// [`TransportError::ServerGone`] ("the transport's writer stopped"), so
+/// pending and later requests fail at once and
+/// [`is_alive`](crate::Transport::is_alive) turns false. A writer that
+/// knows why it stopped (a write failed, the process exited) reports that
+/// with [`Engine::peer_gone`] *before* it drops the receiver, so the
+/// caller learns the real cause.
+///
+/// [`Engine::peer_gone`]: crate::Engine::peer_gone
+/// [`TransportError::ServerGone`]: crate::TransportError::ServerGone
 pub struct OutboundReceiver {
     queue: Arc<Queue>,
+    on_drop: Option<OnDrop>,
 }
 
 impl OutboundReceiver {
-    pub(crate) fn new(queue: Arc<Queue>) -> Self {
-        OutboundReceiver { queue }
+    pub(crate) fn new(queue: Arc<Queue>, on_drop: Option<OnDrop>) -> Self {
+        OutboundReceiver { queue, on_drop }
     }
 
     /// The next item in order, waiting for one; `None` once the
@@ -226,6 +242,18 @@ impl OutboundReceiver {
     /// The next item if one is queued, without waiting.
     pub fn try_recv(&mut self) -> Option<Outbound> {
         Queue::pop(&mut self.queue.lock())
+    }
+}
+
+impl Drop for OutboundReceiver {
+    fn drop(&mut self) {
+        // The engine ends first, so that a request made meanwhile fails
+        // with the connection's terminal error rather than a bare refusal;
+        // then nothing more is taken.
+        if let Some(on_drop) = self.on_drop.take() {
+            on_drop();
+        }
+        self.queue.close();
     }
 }
 
@@ -268,7 +296,7 @@ mod tests {
             })
             .is_ok()
         );
-        let mut rx = OutboundReceiver::new(q.clone());
+        let mut rx = OutboundReceiver::new(q.clone(), None);
         assert!(rx.try_recv().is_some());
         assert!(rx.try_recv().is_some());
         assert_eq!(q.bytes(), 0);
@@ -282,7 +310,7 @@ mod tests {
         q.push(request(2, "b")).ok();
         assert!(q.remove_request(&2.into()));
         assert!(!q.remove_request(&2.into()));
-        let mut rx = OutboundReceiver::new(q.clone());
+        let mut rx = OutboundReceiver::new(q.clone(), None);
         assert_eq!(rx.try_recv(), Some(request(1, "a")));
         assert_eq!(rx.try_recv(), None);
         assert_eq!(q.bytes(), 0);
@@ -291,7 +319,7 @@ mod tests {
     #[tokio::test]
     async fn recv_ends_after_close_and_drain() {
         let q = Queue::new(1 << 20);
-        let mut rx = OutboundReceiver::new(q.clone());
+        let mut rx = OutboundReceiver::new(q.clone(), None);
         q.push(request(1, "a")).ok();
         q.close();
         assert!(rx.recv().await.is_some());

@@ -63,6 +63,13 @@ pub trait Transport: Send + Sync {
     /// Whether requests can still succeed: false once the peer is gone or
     /// the transport is closed.
     fn is_alive(&self) -> bool;
+
+    /// Whether this transport puts [`RequestOptions::headers`] on the wire
+    /// (HTTP does; stdio does not). The client computes per-request headers
+    /// (`Mcp-Param-*`), and lists tools to learn them, only when it does.
+    fn sends_headers(&self) -> bool {
+        false
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Arc<T> {
@@ -78,6 +85,9 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
     fn is_alive(&self) -> bool {
         (**self).is_alive()
     }
+    fn sends_headers(&self) -> bool {
+        (**self).sends_headers()
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -92,6 +102,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn is_alive(&self) -> bool {
         (**self).is_alive()
+    }
+    fn sends_headers(&self) -> bool {
+        (**self).sends_headers()
     }
 }
 

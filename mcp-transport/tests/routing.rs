@@ -247,11 +247,10 @@ async fn a_cancelled_request_no_longer_takes_its_progress() {
 }
 
 /// A log message tied by `_meta.progressToken` to a live request that has
-/// no listener has nowhere else to go than the connection; today it is
-/// dropped (a subscription id in the same case falls through to the
-/// connection).
+/// no listener has nowhere else to go than the connection (as a
+/// subscription id in the same case falls through to the connection); only
+/// progress itself is dropped.
 #[tokio::test]
-#[ignore = "the engine drops a non-progress notification whose progress token names a live request without a listener, instead of giving it to the connection listener"]
 async fn a_log_message_for_a_request_without_a_listener_reaches_the_connection() {
     let (engine, _outbound, mut connection) = setup();
     let (_f, none) = with_token(&engine, 1, json!("tok"), false);
@@ -284,9 +283,8 @@ async fn a_subscription_without_a_listener_falls_through_to_the_connection() {
 
 /// Two live requests given the same progress token (a caller's mistake the
 /// engine does not refuse): when the first ends, the second still gets its
-/// progress. Today the first one's end removes the token for both.
+/// progress.
 #[tokio::test]
-#[ignore = "the correlator keeps one request per progress token: a second request with a token in use takes it over, and the first one's end removes it, so the second loses its progress"]
 async fn a_progress_token_shared_by_two_requests_survives_the_first_ones_end() {
     let (engine, _outbound, mut connection) = setup();
     let (first, a) = with_token(&engine, 1, json!("tok"), true);

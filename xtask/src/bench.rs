@@ -37,7 +37,7 @@ pub(crate) fn bench(args: &[String]) -> Result {
             "-p",
             "mcp-bench",
             "-p",
-            "mcp-testkit",
+            "mcp-steady-testkit",
             "--bin",
             "mcp-bench",
             "--bin",

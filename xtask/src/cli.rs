@@ -41,7 +41,7 @@ enum Expect {
 pub(crate) fn run(paths: &Paths, installed: &Installed) -> Result {
     eprintln!("\n==> interop through the `mcp` CLI");
     let build = Command::new("cargo")
-        .args(["build", "--quiet", "-p", "mcp-cli", "--bin", "mcp"])
+        .args(["build", "--quiet", "-p", "mcp-steady-cli", "--bin", "mcp"])
         .status();
     if !build.is_ok_and(|s| s.success()) {
         return Err("the mcp CLI does not build".into());

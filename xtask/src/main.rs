@@ -1,9 +1,10 @@
 //! The workspace's own automation, run as `cargo xtask <task>`.
 //!
 //! - `cargo xtask test`: everything CI checks: formatting, clippy with
-//!   warnings denied, docs without warnings, the dependency rules between
-//!   crates, every test (unit, integration, doc), and at the end the interop
-//!   suite.
+//!   warnings denied, docs without warnings (all features), the dependency
+//!   rules between crates, `cargo package` of every published crate, every
+//!   test (unit, integration, doc), the quickstart example, and at the end
+//!   the interop suite.
 //! - `cargo xtask deps`: only the dependency rules.
 //! - `cargo xtask interop [-- RUNNER ARGS]`: installs pinned real servers
 //!   into `.cache/interop/` (only when missing; a second run needs no
@@ -34,7 +35,7 @@ fn main() -> ExitCode {
         "bench" => bench::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, every test, then interop\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  bench             stdio latency, throughput, memory, connect time vs a bare pipe and rmcp\n                    (built in target-bench/, table in target-bench/bench.md; `-- --quick` for a short run)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, then interop\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  bench             stdio latency, throughput, memory, connect time vs a bare pipe and rmcp\n                    (built in target-bench/, table in target-bench/bench.md; `-- --quick` for a short run)"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS
@@ -114,9 +115,10 @@ fn test() -> Result {
     deps()?;
     run(
         "cargo",
-        &["doc", "--workspace", "--no-deps"],
+        &["doc", "--workspace", "--no-deps", "--all-features"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    package()?;
     if has_nextest() {
         run(
             "cargo",
@@ -133,8 +135,42 @@ fn test() -> Result {
     }
     // nextest does not run doctests.
     run("cargo", &["test", "--workspace", "--doc"], &[])?;
+    // The quickstart the README points at builds and runs.
+    run(
+        "cargo",
+        &[
+            "run",
+            "--quiet",
+            "-p",
+            "mcp-steady-client",
+            "--example",
+            "quickstart",
+        ],
+        &[],
+    )?;
     // Last: real servers, installed on first use.
     interop::interop(&[])
+}
+
+/// `cargo package` for every published crate, each built from its packaged
+/// sources alone. Cargo packages them in dependency order and verifies each
+/// against the workspace's own packages through a temporary local registry
+/// (`target/package/tmp-registry`), never against a same-named crate on
+/// crates.io. `--allow-dirty` so that it also runs on a work tree with
+/// uncommitted changes; a fresh clone is clean anyway. `cargo package` does
+/// not skip `publish = false` members, so those are excluded by name.
+fn package() -> Result {
+    run(
+        "cargo",
+        &[
+            "package",
+            "--workspace",
+            "--exclude",
+            "xtask",
+            "--allow-dirty",
+        ],
+        &[],
+    )
 }
 
 /// The layering rules: `mcp-protocol` does no I/O and needs no runtime, and
@@ -146,7 +182,7 @@ fn deps() -> Result {
         &[
             "tree",
             "-p",
-            "mcp-protocol",
+            "mcp-steady-protocol",
             "-e",
             "normal",
             "--prefix",
@@ -174,18 +210,22 @@ fn deps() -> Result {
         &[
             "tree",
             "-p",
-            "mcp-client",
+            "mcp-steady-client",
             "-e",
             "normal",
+            "--no-default-features",
             "--prefix",
             "none",
         ],
     )?;
+    // The concrete transports are re-exported behind cargo features only;
+    // without them the client stands on the trait alone.
     for line in client.lines() {
         let name = line.split_whitespace().next().unwrap_or_default();
-        if name.starts_with("mcp-transport-") {
+        if name.starts_with("mcp-steady-transport-") {
             return Err(format!(
-                "mcp-client must not depend on a concrete transport, but depends on {name}"
+                "mcp-client without its default features must not depend on a concrete \
+                 transport, but depends on {name}"
             ));
         }
     }

@@ -5,7 +5,7 @@
 //! and runs this. By hand, after one `cargo xtask interop`:
 //!
 //! ```text
-//! cargo run -p mcp-client --example interop -- \
+//! cargo run -p mcp-steady-client --example interop -- \
 //!     --node node --everything .cache/interop/npm \
 //!     --python .cache/interop/venv/bin/python --script xtask/interop/python_server.py
 //! ```
@@ -27,8 +27,8 @@
 //! For each server and each era mode (pinned legacy, pinned modern, auto),
 //! one connection runs every check; each check compares real results. The
 //! process exits non-zero when a check fails. Pinned modern against a
-//! legacy-only server must fail to connect with the server's `-32601` to
-//! `server/discover`; its other checks are "n/a". Every connection goes
+//! legacy-only server must fail to connect as `NotModern`, naming the
+//! server's `-32601` to `server/discover`; its other checks are "n/a". Every connection goes
 //! through the wire tap when `--python` is given (into `--wire-log DIR`, else
 //! a temporary folder): the cancel check reads the log.
 
@@ -282,14 +282,17 @@ async fn run_column(target: &Target, mode: Mode, options: &Options) -> Column {
     let client = match (connected, mode, kind.speaks_modern()) {
         (Ok(Err(e)), Mode::Modern, false) => {
             // A legacy-only server and a client pinned to modern: the
-            // connect must fail with the server's own refusal of
-            // server/discover, -32601 (as the CLI check requires too).
+            // connect must fail with the kind that says so, naming the
+            // server's own refusal of server/discover, -32601 (as the CLI
+            // check requires too).
             let outcome = match e.kind() {
-                ErrorKind::Server { code: -32601, .. } => Outcome::Pass(format!(
-                    "refused as it must: the server answered server/discover with -32601 ({e})"
-                )),
+                ErrorKind::NotModern { evidence } if evidence.contains("-32601") => {
+                    Outcome::Pass(format!(
+                        "refused as it must: not a modern server, it answered server/discover with -32601 ({e})"
+                    ))
+                }
                 other => Outcome::Fail(format!(
-                    "pinned modern against a legacy-only server must fail with the server's -32601 to server/discover, got {other:?} ({e})"
+                    "pinned modern against a legacy-only server must fail as NotModern naming the server's -32601 to server/discover, got {other:?} ({e})"
                 )),
             };
             column.cells.push(("connect", Cell { outcome, elapsed }));

@@ -24,6 +24,9 @@ pub enum Reply {
     Silent,
     Later(Duration, Value),
     Die(&'static str),
+    /// An answer with the request's id that is not valid JSON-RPC (both
+    /// `result` and `error`).
+    Malformed,
 }
 
 type Handler = dyn Fn(usize, &Request) -> Reply + Send + Sync;
@@ -104,6 +107,16 @@ impl Connector for FnConnector {
                             }))
                         }
                         Reply::Silent => {}
+                        Reply::Malformed => {
+                            let line = serde_json::json!({
+                                "jsonrpc": "2.0", "id": id, "result": {},
+                                "error": {"code": 1, "message": "both"}
+                            });
+                            match mcp_protocol::Inbound::parse(line.to_string().as_bytes()) {
+                                Ok(inbound) => peer.receive_inbound(inbound),
+                                Err(e) => peer.receive_malformed(e),
+                            }
+                        }
                         Reply::Later(after, result) => {
                             let peer = peer.clone();
                             tokio::spawn(async move {

@@ -113,12 +113,19 @@ pub(super) fn spawn_writer(
     let shutdown = engine.shutdown_token();
     tokio::spawn(
         async move {
-            if let Err(e) = write_loop(stdin, outbound, shutdown.clone()).await
+            let mut outbound = outbound;
+            if let Err(e) = write_loop(stdin, &mut outbound, shutdown.clone()).await
                 && !shutdown.is_cancelled()
             {
                 tracing::warn!(error = %e, "writing to the server's stdin failed");
                 let _ = causes.send(Cause::WriteFailed(e));
+                drop(causes);
+                // The supervisor ends the connection with what it learns
+                // of the exit; the receiver is kept until then, since
+                // dropping it would end the connection with less.
+                shutdown.cancelled().await;
             }
+            drop(outbound);
         }
         .instrument(span.clone()),
     )

@@ -191,7 +191,7 @@ async fn capture_era(server: &Path, era: Era) -> Result<Captured> {
         era.flag().as_ref(),
     ]);
     let client = Client::builder().era(era.mode()).connect(command).await?;
-    client.list_tools(None).await?;
+    client.list_tools().await?;
     client.call_tool("echo", json!({ "text": MARK })).await?;
     client.close().await;
     let text = std::fs::read_to_string(&file)?;

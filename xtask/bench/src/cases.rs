@@ -129,7 +129,7 @@ impl Conn {
     /// `tools/list`, first page.
     pub async fn list_tools(&self) -> Result<usize> {
         Ok(match self {
-            Conn::Ours(c) => c.list_tools(None).await?.tools.len(),
+            Conn::Ours(c) => c.list_tools().await?.tools.len(),
             Conn::Rmcp(s) => s.list_tools(None).await?.tools.len(),
         })
     }

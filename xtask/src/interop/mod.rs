@@ -140,7 +140,7 @@ pub(crate) fn interop(args: &[String]) -> Result {
             "build",
             "--quiet",
             "-p",
-            "mcp-client",
+            "mcp-steady-client",
             "--example",
             "interop",
         ],

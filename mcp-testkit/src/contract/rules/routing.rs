@@ -18,8 +18,9 @@ use tokio::time::Instant;
 use super::conn::{Ctx, complete, progress, with_token};
 use super::{Checked, SENTINEL, Verdict, fail};
 
-/// The connection listener's notifications up to a sentinel, without the
-/// transport's own `$/` events.
+/// The connection listener's notifications up to a sentinel: everything it
+/// was given (a transport's own diagnostics are `TransportEvent`s on the
+/// events listener, never notifications here).
 async fn until_sentinel(
     stream: &mut ListenerStream,
     within: Duration,
@@ -39,9 +40,7 @@ async fn until_sentinel(
         if n.method == SENTINEL {
             return Ok(seen);
         }
-        if !n.method.starts_with("$/") {
-            seen.push(n);
-        }
+        seen.push(n);
     }
 }
 
@@ -213,7 +212,6 @@ pub(super) async fn listeners_cannot_block(ctx: Ctx) -> Checked {
     let deadline = Instant::now() + c.u(30);
     while methods.last().map(String::as_str) != Some(SENTINEL) {
         match tokio::time::timeout_at(deadline, seen.recv()).await {
-            Ok(Some(m)) if m.starts_with("$/") => {}
             Ok(Some(m)) => methods.push(m),
             _ => break,
         }

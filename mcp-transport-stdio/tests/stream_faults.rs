@@ -1,0 +1,236 @@
+//! Faulty lines over a real byte stream (a `StreamTransport` over an
+//! in-memory duplex, the test playing the server line by line): malformed
+//! answers fail their request at once, malformed and oversized server
+//! requests are answered with an error and never fail our request with the
+//! same id, oversized answers fail with `MessageTooLarge`, and none of it
+//! reaches the connection listener (diagnostics are `TransportEvent`s).
+//!
+//! On tokio's paused clock (nothing here does real I/O), so "at once" is
+//! exact: no time passes, while each request would wait a minute.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use mcp_protocol::error_codes::INVALID_REQUEST;
+use mcp_protocol::{Notification, Request};
+use mcp_transport::{
+    ConnectionHandlers, Listener, ListenerStream, RequestOptions, ResponseFuture, Transport,
+    TransportError, TransportEvent,
+};
+use mcp_transport_stdio::StreamTransport;
+use serde_json::{Value, json};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
+use tokio::time::Instant;
+
+const LIMIT: usize = 512;
+const MINUTE: Duration = Duration::from_secs(60);
+
+struct Peer {
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    write: WriteHalf<DuplexStream>,
+}
+
+impl Peer {
+    async fn read(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line())
+            .await
+            .expect("a line in time")
+            .unwrap()
+            .expect("a line");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    async fn line(&mut self, text: &str) {
+        self.write.write_all(text.as_bytes()).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
+        self.write.flush().await.unwrap();
+    }
+}
+
+struct Setup {
+    t: StreamTransport,
+    connection: ListenerStream,
+    events: ListenerStream<TransportEvent>,
+    peer: Peer,
+}
+
+fn setup() -> Setup {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let (listener, connection) = Listener::channel(64);
+    let (events_listener, events) = Listener::<TransportEvent>::bounded("transport events", 64);
+    let t = StreamTransport::builder()
+        .max_message_size(LIMIT)
+        .build_duplex(
+            ours,
+            ConnectionHandlers::new(listener).with_events(events_listener),
+        );
+    let (read, write) = tokio::io::split(theirs);
+    let peer = Peer {
+        lines: BufReader::new(read).lines(),
+        write,
+    };
+    Setup {
+        t,
+        connection,
+        events,
+        peer,
+    }
+}
+
+fn call(t: &StreamTransport, id: i64) -> ResponseFuture {
+    t.request(
+        Request::new(id, "tools/call", None),
+        RequestOptions::new().timeout(MINUTE),
+    )
+}
+
+async fn timed(f: ResponseFuture) -> (Result<Value, TransportError>, Duration) {
+    let start = Instant::now();
+    let outcome = f.await;
+    (outcome, start.elapsed())
+}
+
+/// A server request of well over `LIMIT` bytes, its method first.
+fn huge_request(id: &Value) -> String {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "sampling/createMessage",
+        "params": { "messages": [{ "role": "user", "content": { "type": "text", "text": "x".repeat(4 * LIMIT) } }] }
+    })
+    .to_string()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_malformed_answer_fails_its_request_at_once_over_a_stream() {
+    let mut s = setup();
+    let both = call(&s.t, 1);
+    let bad_error = call(&s.t, 2);
+    s.peer.read().await;
+    s.peer.read().await;
+    s.peer
+        .line(r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":-32000,"message":"x"}}"#)
+        .await;
+    s.peer
+        .line(r#"{"jsonrpc":"2.0","id":2,"error":{"message":"no code"}}"#)
+        .await;
+    for f in [both, bad_error] {
+        let (outcome, took) = timed(f).await;
+        assert!(
+            matches!(outcome, Err(TransportError::Malformed { .. })),
+            "expected Malformed, got {outcome:?} after {took:?}"
+        );
+        assert_eq!(took, Duration::ZERO, "the request waited for its timeout");
+    }
+    assert!(s.t.is_alive());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_malformed_server_request_is_answered_and_spares_our_request_over_a_stream() {
+    let mut s = setup();
+    let ours = call(&s.t, 1);
+    s.peer.read().await;
+    s.peer
+        .line(r#"{"jsonrpc":"2.0","id":1,"method":"roots/list","params":42}"#)
+        .await;
+    let answer = s.peer.read().await;
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{answer}");
+    s.peer
+        .line(r#"{"jsonrpc":"2.0","id":1,"result":{"mine":true}}"#)
+        .await;
+    assert_eq!(ours.await.unwrap()["mine"], true);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_oversized_server_request_is_answered_and_spares_our_request_over_a_stream() {
+    let mut s = setup();
+    let ours = call(&s.t, 1);
+    s.peer.read().await;
+    s.peer.line(&huge_request(&json!(1))).await;
+    let answer = s.peer.read().await;
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(answer["error"]["code"].is_i64(), "{answer}");
+    assert!(answer.get("result").is_none(), "{answer}");
+    // Our request 1 is still waiting, and gets its own answer.
+    s.peer
+        .line(r#"{"jsonrpc":"2.0","id":1,"result":{"mine":true}}"#)
+        .await;
+    let (outcome, took) = timed(ours).await;
+    assert_eq!(outcome.unwrap()["mine"], true);
+    assert_eq!(took, Duration::ZERO);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_oversized_answer_still_fails_its_request_over_a_stream() {
+    let mut s = setup();
+    let ours = call(&s.t, 1);
+    s.peer.read().await;
+    let big = json!({ "jsonrpc": "2.0", "id": 1, "result": { "text": "y".repeat(4 * LIMIT) } });
+    s.peer.line(&big.to_string()).await;
+    match timed(ours).await {
+        (Err(TransportError::MessageTooLarge { size, limit }), took) => {
+            assert_eq!(limit, LIMIT);
+            assert!(size > LIMIT);
+            assert_eq!(took, Duration::ZERO);
+        }
+        other => panic!("expected MessageTooLarge, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn noise_malformed_and_oversized_lines_never_reach_the_connection_listener() {
+    let mut s = setup();
+    s.peer.line("starting up, please wait").await;
+    s.peer.line(r#"{"jsonrpc":"2.0","id":5}"#).await;
+    s.peer.line(r#"{"jsonrpc":"2.0","method":17}"#).await;
+    s.peer.line(&huge_request(&json!("s-1"))).await;
+    s.peer
+        .line(
+            &json!({ "jsonrpc": "2.0", "id": 9, "result": { "t": "z".repeat(4 * LIMIT) } })
+                .to_string(),
+        )
+        .await;
+    s.peer
+        .line(r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"parse error"}}"#)
+        .await;
+    s.peer
+        .line(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#)
+        .await;
+    // The server's own notification is the first and only thing the
+    // connection listener gets.
+    let first: Notification = tokio::time::timeout(Duration::from_secs(5), s.connection.next())
+        .await
+        .expect("the notification in time")
+        .expect("open");
+    assert_eq!(
+        first.method, "notifications/tools/list_changed",
+        "the connection listener was given a transport diagnostic"
+    );
+    assert!(s.connection.try_recv().is_none());
+    let kinds: Vec<&str> = std::iter::from_fn(|| s.events.try_recv())
+        .map(|e| match e {
+            TransportEvent::Noise { .. } => "noise",
+            TransportEvent::Malformed { .. } => "malformed",
+            TransportEvent::TooLarge { request: true, .. } => "too large request",
+            TransportEvent::TooLarge { .. } => "too large answer",
+            TransportEvent::NullIdError { .. } => "null id",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "noise",
+            "malformed",
+            "malformed",
+            "too large request",
+            "too large answer",
+            "null id"
+        ]
+    );
+    // The oversized server request was answered even so.
+    assert_eq!(s.peer.read().await["id"], "s-1");
+}
