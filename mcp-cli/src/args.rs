@@ -58,6 +58,16 @@ pub(crate) struct ServerArgs {
     #[arg(long, value_name = "COMMAND LINE", global = true)]
     pub(crate) stdio: Option<String>,
 
+    /// Talk to the server at this URL over Streamable HTTP (either era,
+    /// with the 2024-11-05 HTTP+SSE fallback).
+    #[arg(long, value_name = "URL", global = true)]
+    pub(crate) url: Option<String>,
+
+    /// Send this header on every HTTP request (repeatable), such as
+    /// `--header 'Authorization: Bearer …'`.
+    #[arg(long, value_name = "NAME: VALUE", value_parser = parse_header, global = true)]
+    pub(crate) header: Vec<(String, String)>,
+
     /// Set an environment variable for the server (repeatable).
     #[arg(long, value_name = "K=V", value_parser = parse_env, global = true)]
     pub(crate) env: Vec<(String, String)>,
@@ -240,6 +250,15 @@ impl Cli {
         let mut cli = Cli::parse_from(args);
         cli.program = program;
         cli
+    }
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    match s.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.trim().to_owned()))
+        }
+        _ => Err(format!("expected NAME: VALUE, got {s:?}")),
     }
 }
 

@@ -4,10 +4,11 @@
 use std::path::Path;
 
 use mcp_client::handlers::{HandlerError, sampling_fn};
+use mcp_client::http::http::{HeaderName, HeaderValue};
 use mcp_client::protocol::ProtocolVersion;
 use mcp_client::protocol::types::{ContentBlock, CreateMessageRequestParams};
 use mcp_client::protocol::types::{CreateMessageResult, Root, SamplingContent};
-use mcp_client::{Client, ClientBuilder, EraMode};
+use mcp_client::{Client, ClientBuilder, EraMode, HttpTransportBuilder};
 use mcp_testkit::fake::{FakeConfig, FakeServer};
 use mcp_transport_stdio::StdioCommand;
 
@@ -21,6 +22,8 @@ use crate::prompts;
 pub(crate) enum Server {
     /// A child process: program and arguments.
     Stdio(Vec<String>),
+    /// A server at a URL, over HTTP.
+    Http(String),
     /// The embedded reference server (mcp-testkit's fake server, both eras).
     Embedded,
 }
@@ -28,6 +31,17 @@ pub(crate) enum Server {
 impl Server {
     /// The server the command line names.
     pub(crate) fn from_cli(cli: &Cli) -> Outcome<Server> {
+        if let Some(url) = &cli.server.url {
+            if cli.server.stdio.is_some() || !cli.program.is_empty() {
+                return Err(Failure::usage(
+                    "give the server either with --url, --stdio or after --, not two of them",
+                ));
+            }
+            return Ok(Server::Http(url.clone()));
+        }
+        if !cli.server.header.is_empty() {
+            return Err(Failure::usage("--header needs --url"));
+        }
         match (&cli.server.stdio, cli.program.is_empty()) {
             (Some(_), false) => Err(Failure::usage(
                 "give the server either with --stdio or after --, not both",
@@ -121,6 +135,17 @@ pub(crate) async fn connect(cli: &Cli, server: Server, builder: ClientBuilder) -
                 command = command.on_stderr(move |line| eprintln!("{prefix}{line}"));
             }
             builder.server_name(name).connect(command).await
+        }
+        Server::Http(url) => {
+            let mut http = HttpTransportBuilder::new(url.clone());
+            for (name, value) in &cli.server.header {
+                let name = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|e| Failure::usage(format!("--header {name:?}: {e}")))?;
+                let value = HeaderValue::from_str(value)
+                    .map_err(|e| Failure::usage(format!("--header {name}: {e}")))?;
+                http = http.header(name, value);
+            }
+            builder.server_name(url).connect(http).await
         }
     };
     connected.map_err(Failure::connecting)

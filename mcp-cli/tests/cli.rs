@@ -428,3 +428,30 @@ fn help_documents_the_exit_codes() {
         assert!(help.contains(line), "{line:?} missing in:\n{help}");
     }
 }
+
+#[test]
+fn url_and_header_reach_the_http_transport() {
+    // A port nobody listens on: the connect fails as a connection error,
+    // naming the URL's trouble.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let o = mcp(&[
+        "--url",
+        &url,
+        "--header",
+        "Authorization: Bearer t",
+        "tools",
+        "list",
+    ]);
+    assert_code(&o, 3);
+    assert!(stderr(&o).contains("could not connect"), "{}", stderr(&o));
+    // A header with no name, a header without a URL, and two servers are
+    // usage errors.
+    assert_code(&mcp(&["--url", &url, "--header", "no colon", "ping"]), 2);
+    assert_code(&mcp(&["--header", "A: b", "ping"]), 2);
+    assert_code(&mcp(&["--url", &url, "ping", "--", "server"]), 2);
+}

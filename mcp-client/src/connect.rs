@@ -11,7 +11,7 @@
 //! | `-32021` | modern, but the connect fails: the server needs a capability the client has no handler for |
 //! | `-32020` | modern, but the connect fails: a header mismatch only an HTTP transport can fix |
 //! | any other JSON-RPC error, or a success that is no valid `DiscoverResult` | legacy, same connection |
-//! | no answer when the probe timer ends | legacy, same connection |
+//! | no answer when the probe timer ends | legacy, same connection (stdio); over a transport that answers every request (HTTP), the connect fails |
 //! | the server dies during the probe | legacy on a new connection (once), keeping its stderr tail |
 //! | the transport is closed, or the probe cancelled | the connect fails |
 //!
@@ -153,6 +153,15 @@ impl Connecting<'_> {
             let outcome = tokio::select! {
                 joined = &mut answer => joined.unwrap_or(Err(TransportError::Cancelled)),
                 _ = tokio::time::sleep(self.config.probe_timeout) => {
+                    if transport.answers_every_request() {
+                        // Over HTTP a legacy server answers every POST too:
+                        // silence is a fault, not an era.
+                        return Err(ClientError::from(TransportError::Timeout {
+                            method: methods::SERVER_DISCOVER.into(),
+                            after: self.config.probe_timeout,
+                        })
+                        .with_method(methods::SERVER_DISCOVER));
+                    }
                     let late = self.late_discover.clone();
                     tokio::spawn(async move {
                         if let Ok(Ok(v)) = answer.await
@@ -229,7 +238,7 @@ impl Connecting<'_> {
                 TransportError::Rpc { code, .. } => {
                     return Ok(Probe::Legacy(Reached::LegacyAfterProbeError { code }));
                 }
-                TransportError::Timeout { .. } => {
+                TransportError::Timeout { .. } if !transport.answers_every_request() => {
                     return Ok(Probe::Legacy(Reached::LegacyAfterSilence));
                 }
                 // A malformed answer is no DiscoverResult: legacy evidence.

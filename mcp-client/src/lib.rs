@@ -89,3 +89,15 @@ pub use mcp_transport_stdio as stdio;
 /// *Available on crate feature `stdio` only (on by default).*
 #[cfg(feature = "stdio")]
 pub use mcp_transport_stdio::StdioCommand;
+
+/// The Streamable HTTP transport of both eras, with the 2024-11-05
+/// HTTP+SSE fallback (the `mcp-transport-http` crate).
+///
+/// *Available on crate feature `http` only.*
+#[cfg(feature = "http")]
+pub use mcp_transport_http as http;
+/// A server at a URL (from [`http`]): a connector, like [`StdioCommand`].
+///
+/// *Available on crate feature `http` only.*
+#[cfg(feature = "http")]
+pub use mcp_transport_http::HttpTransportBuilder;

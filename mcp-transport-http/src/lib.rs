@@ -98,6 +98,8 @@ pub use builder::{
     DEFAULT_MAX_REDIRECTS, DEFAULT_NOTIFICATION_TIMEOUT, DEFAULT_TCP_KEEPALIVE,
     HttpTransportBuilder,
 };
+/// The `http` crate, whose header types the builder takes.
+pub use http;
 pub use proxy::ProxyConfig;
 pub use service::{BoxError, HttpService, RequestBody, ResponseBody};
 pub use transport::{

@@ -349,6 +349,16 @@ impl Transport for HttpTransport {
     fn is_alive(&self) -> bool {
         self.shared.engine.is_alive()
     }
+
+    /// `Mcp-Param-*` and the other per-request headers go on the wire.
+    fn sends_headers(&self) -> bool {
+        true
+    }
+
+    /// Every POST gets a response, whatever the server's era.
+    fn answers_every_request(&self) -> bool {
+        true
+    }
 }
 
 impl Drop for HttpTransport {

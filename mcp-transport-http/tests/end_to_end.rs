@@ -297,4 +297,39 @@ mod probe {
         ));
         assert!(took < Duration::from_secs(2), "{took:?}");
     }
+
+    /// A server that takes the POST and never answers: over HTTP a legacy
+    /// server answers every POST, so the probe timer running out fails the
+    /// connect (over stdio the same silence means legacy).
+    #[tokio::test]
+    async fn a_server_that_never_answers_the_probe_fails_the_connect_when_the_probe_timer_ends() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let held = tokio::spawn(async move {
+            let mut sockets = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                sockets.push(socket); // read nothing, answer nothing
+            }
+        });
+        let probe_timer = Duration::from_millis(500);
+        let start = Instant::now();
+        let outcome = Client::builder()
+            .probe_timeout(probe_timer)
+            .connect(HttpTransportBuilder::new(url))
+            .await;
+        let took = start.elapsed();
+        match transport_error(outcome) {
+            TransportError::Timeout { method, after } => {
+                assert_eq!((method.as_str(), after), ("server/discover", probe_timer));
+            }
+            other => panic!("expected the probe's Timeout, got {other:?}"),
+        }
+        // The probe timer, plus a margin for a loaded machine; far below
+        // the 60 s request timeout a legacy fallback would wait out.
+        assert!(
+            took >= probe_timer && took < Duration::from_secs(5),
+            "{took:?}"
+        );
+        held.abort();
+    }
 }

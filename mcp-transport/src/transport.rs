@@ -70,6 +70,14 @@ pub trait Transport: Send + Sync {
     fn sends_headers(&self) -> bool {
         false
     }
+
+    /// Whether the wire itself answers every request (HTTP: each POST gets
+    /// a response, from a server of any era). The era probe then reads a
+    /// probe that stays unanswered as a fault of the connection, not as a
+    /// legacy server keeping quiet, as it does over stdio.
+    fn answers_every_request(&self) -> bool {
+        false
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Arc<T> {
@@ -88,6 +96,9 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
     fn sends_headers(&self) -> bool {
         (**self).sends_headers()
     }
+    fn answers_every_request(&self) -> bool {
+        (**self).answers_every_request()
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -105,6 +116,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn sends_headers(&self) -> bool {
         (**self).sends_headers()
+    }
+    fn answers_every_request(&self) -> bool {
+        (**self).answers_every_request()
     }
 }
 
