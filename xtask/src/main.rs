@@ -160,6 +160,35 @@ fn test() -> Result {
 /// uncommitted changes; a fresh clone is clean anyway. `cargo package` does
 /// not skip `publish = false` members, so those are excluded by name.
 fn package() -> Result {
+    // Cargo takes a registry crate of a given name and version as never
+    // changing, so a verification build would reuse what it compiled from
+    // an earlier packaging of the workspace's own crates (they are 0.1.0
+    // every time). Verification builds go to a folder of their own, from
+    // which the workspace's crates are forgotten before each run; the
+    // third-party crates stay compiled there.
+    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let verify = target.join("package-verify");
+    for dir in [target.join("package"), verify.join("debug/.fingerprint")] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("mcp-steady-")
+            {
+                let path = entry.path();
+                let removed = if path.is_dir() {
+                    std::fs::remove_dir_all(&path)
+                } else {
+                    std::fs::remove_file(&path)
+                };
+                removed.map_err(|e| format!("cannot clear {}: {e}", path.display()))?;
+            }
+        }
+    }
+    let verify = verify.to_string_lossy().into_owned();
     run(
         "cargo",
         &[
@@ -168,6 +197,8 @@ fn package() -> Result {
             "--exclude",
             "xtask",
             "--allow-dirty",
+            "--target-dir",
+            &verify,
         ],
         &[],
     )
