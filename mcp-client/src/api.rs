@@ -203,7 +203,7 @@ impl Client {
         let responses = match &asked.input_requests {
             Some(requests) => {
                 let asking = Asking {
-                    method: "manual",
+                    method: None,
                     target: None,
                     round: 1,
                     version: self.session.version(),

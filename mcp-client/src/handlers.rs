@@ -49,7 +49,8 @@ impl HandlerError {
 /// What a handler knows about the request it answers.
 ///
 /// Built by the client for each request: the era it came through, the call
-/// that caused it when that is known (always in a multi round-trip request;
+/// that caused it when that is known (always in a multi round-trip request
+/// the client drives; not for `Client::fulfil_input`;
 /// a legacy server's request names no call), and a token that is cancelled
 /// when the server cancels the request or the call ends, so a handler
 /// waiting on a person can stop asking.

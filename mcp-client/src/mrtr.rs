@@ -99,9 +99,10 @@ fn handler_error(e: HandlerError) -> ClientError {
     ClientError::new(ErrorKind::Handler { detail: e.message })
 }
 
-/// The call a round of input requests belongs to.
+/// The call a round of input requests belongs to; `method` is `None` when
+/// the client does not know it (a caller driving the rounds by hand).
 pub(crate) struct Asking<'a> {
-    pub(crate) method: &'a str,
+    pub(crate) method: Option<&'a str>,
     pub(crate) target: Option<String>,
     pub(crate) round: u32,
     pub(crate) version: ProtocolVersion,
@@ -125,8 +126,8 @@ pub(crate) async fn fulfil(
             cancellation: round_token.child_token(),
             ..HandlerContext::new(
                 asking.version.clone(),
-                Some(CallContext {
-                    method: asking.method.to_owned(),
+                asking.method.map(|method| CallContext {
+                    method: method.to_owned(),
                     target: asking.target.clone(),
                     round: asking.round,
                     key: key.clone(),
@@ -301,7 +302,7 @@ impl Session {
                 Some(requests) => {
                     let remaining = deadline.saturating_duration_since(Instant::now());
                     let asking = Asking {
-                        method,
+                        method: Some(method),
                         target: target_of(method, original.as_ref()),
                         round,
                         version: self.version(),

@@ -222,7 +222,7 @@ impl TaskHandle {
                 detail.unwrap_or_else(|| DetailedTask::new(self.id.clone(), state.status.clone()));
             if let Some(requests) = &detail.input_requests {
                 let asking = Asking {
-                    method: methods::TASKS_GET,
+                    method: Some(methods::TASKS_GET),
                     target: Some(self.id.clone()),
                     round: 1,
                     version: self.client.session.version(),

@@ -131,8 +131,11 @@ impl InputSchemas {
     pub(crate) fn learn(&self, tools: &[Tool]) {
         let mut annotated = self.annotated.write().unwrap_or_else(|p| p.into_inner());
         for tool in tools {
-            let schema = Value::Object(tool.input_schema.clone());
-            if mentions_header(&schema) {
+            if tool.input_schema.values().any(mentions_header)
+                || tool
+                    .input_schema
+                    .contains_key(mcp_protocol::headers::HEADER_ANNOTATION)
+            {
                 annotated.insert(tool.name.clone(), Arc::new(tool.input_schema.clone()));
             } else {
                 annotated.remove(&tool.name);
