@@ -35,6 +35,7 @@ impl Client {
             drop_invalid_tools(&mut result.tools);
             client.session.output_schemas.learn(&result.tools);
             client.session.input_schemas.learn(&result.tools);
+            client.session.recovery.learn_tools(&result.tools);
         })
     }
 
@@ -92,13 +93,14 @@ impl Client {
         options: &CallOptions,
     ) -> Result<CallToolResult> {
         let name = params.name.clone();
-        let headers = self.param_headers(&params).await;
-        let result = if headers.is_empty() {
-            self.request_with::<CallTool>(params, options).await?
+        let result = if self.sends_param_headers() {
+            let params = &params;
+            self.with_param_headers(params, options, |o| async move {
+                self.request_with::<CallTool>(params.clone(), &o).await
+            })
+            .await?
         } else {
-            let mut options = options.clone();
-            options.headers = headers;
-            self.request_with::<CallTool>(params, &options).await?
+            self.request_with::<CallTool>(params, options).await?
         };
         if self.session.config.validate_structured_output {
             self.session
@@ -109,18 +111,57 @@ impl Client {
         Ok(result)
     }
 
-    /// The `Mcp-Param-*` headers of a call (modern, over a transport that
-    /// sends headers), from the tool's `x-mcp-header` annotations in the
-    /// cached tool list; the tools are listed first when they never were.
-    async fn param_headers(&self, params: &CallToolRequestParams) -> Vec<(String, String)> {
-        if self.era() != Era::Modern || !self.session.transport.sends_headers() {
-            return Vec::new();
-        }
+    /// Whether calls carry `Mcp-Param-*` headers: modern, over a
+    /// transport that sends headers.
+    fn sends_param_headers(&self) -> bool {
+        self.era() == Era::Modern && self.session.transport.sends_headers()
+    }
+
+    /// Runs `send` with the call's `Mcp-Param-*` headers, from the tool's
+    /// `x-mcp-header` annotations in the cached tool list (the tools are
+    /// listed first when they never were). A `-32020` says the server
+    /// reads the tool's annotations differently, so the list is read again
+    /// and the call retried once with the rebuilt headers.
+    async fn with_param_headers<T, Fut>(
+        &self,
+        params: &CallToolRequestParams,
+        options: &CallOptions,
+        send: impl Fn(CallOptions) -> Fut,
+    ) -> Result<T>
+    where
+        Fut: Future<Output = Result<T>>,
+    {
         if !self.session.input_schemas.listed()
             && let Err(e) = self.list_all_tools().await
         {
             tracing::debug!(error = %e, "could not list the tools for their headers");
         }
+        let mut options = options.clone();
+        options.headers = self.param_headers(params);
+        match send(options.clone()).await {
+            Err(e) if e.code() == Some(mcp_protocol::error_codes::HEADER_MISMATCH) => {
+                tracing::info!(tool = %params.name, error = %e, "the server refused the call's headers; reading the tool list again");
+                let fresh = CallOptions::new().bypass_cache();
+                self.paginate(
+                    m::TOOLS_LIST,
+                    |c| {
+                        self.list_tools()
+                            .maybe_after(c)
+                            .options(&fresh)
+                            .into_future()
+                    },
+                    |r: ListToolsResult| (r.tools, r.next_cursor),
+                )
+                .await?;
+                options.headers = self.param_headers(params);
+                send(options).await
+            }
+            other => other,
+        }
+    }
+
+    /// The `Mcp-Param-*` headers of a call, from the cached tool list.
+    fn param_headers(&self, params: &CallToolRequestParams) -> Vec<(String, String)> {
         let empty = serde_json::Map::new();
         let arguments = params.arguments.as_ref().unwrap_or(&empty);
         self.session.input_schemas.headers(&params.name, arguments)
@@ -172,6 +213,13 @@ impl Client {
         answer: Option<&InputAnswer>,
         options: &CallOptions,
     ) -> Result<Outcome<CallToolResult>> {
+        if self.sends_param_headers() {
+            return self
+                .with_param_headers(params, options, |o| async move {
+                    self.once::<CallTool>(params, answer, &o).await
+                })
+                .await;
+        }
         self.once::<CallTool>(params, answer, options).await
     }
 
@@ -279,12 +327,15 @@ impl Client {
     /// Subscribes to a resource's changes (legacy `resources/subscribe`).
     pub async fn subscribe_resource(&self, uri: &str) -> Result<()> {
         self.request::<m::Subscribe>(SubscribeRequestParams::new(uri))
-            .await
-            .map(drop)
+            .await?;
+        // Subscribed again if the session has to be renewed.
+        self.session.recovery.subscribed(uri);
+        Ok(())
     }
 
     /// Ends a subscription (legacy `resources/unsubscribe`).
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<()> {
+        self.session.recovery.unsubscribed(uri);
         self.request::<m::Unsubscribe>(SubscribeRequestParams::new(uri))
             .await
             .map(drop)

@@ -231,6 +231,14 @@ impl Cache {
         });
     }
 
+    /// Drops everything (a new session may know different things).
+    pub(crate) fn clear(&self) {
+        for generation in &self.generations {
+            generation.fetch_add(1, Ordering::AcqRel);
+        }
+        self.entries().clear();
+    }
+
     /// Drops every page of one list method (its cursor was refused).
     pub(crate) fn invalidate_method(&self, method: &str) {
         if let Some(group) = Group::of(method) {

@@ -278,8 +278,10 @@ impl Client {
             Era::Legacy => {
                 let params = serde_json::json!({ "level": level.as_str() });
                 self.call_value(methods::LOGGING_SET_LEVEL, params, &CallOptions::new())
-                    .await
-                    .map(drop)
+                    .await?;
+                // Set again if the session has to be renewed.
+                self.session.set_log_level(Some(level));
+                Ok(())
             }
         }
     }

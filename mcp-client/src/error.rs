@@ -93,6 +93,15 @@ pub enum ErrorKind {
         /// What the server answered, in words.
         evidence: String,
     },
+    /// The request reached the server but its answer was lost (an HTTP
+    /// stream that broke before the response), so the server may have run
+    /// it. It was not re-sent, since running it twice may not be harmless
+    /// (reads, lists and tools marked read-only or idempotent are re-sent
+    /// by the client itself); the caller decides whether to try again.
+    MayHaveRun {
+        /// What lost the answer.
+        cause: TransportError,
+    },
     /// A multi round-trip request needed more rounds than allowed.
     TooManyRounds {
         /// How many rounds ran.
@@ -161,9 +170,16 @@ impl ClientError {
     /// The transport's error, when the transport failed.
     pub fn transport_error(&self) -> Option<&TransportError> {
         match &self.kind {
-            ErrorKind::Transport(e) => Some(e),
+            ErrorKind::Transport(e) | ErrorKind::MayHaveRun { cause: e } => Some(e),
             _ => None,
         }
+    }
+
+    /// Whether the server may have run the request although the call
+    /// failed ([`ErrorKind::MayHaveRun`]): retry only what is harmless to
+    /// run twice.
+    pub fn may_have_run(&self) -> bool {
+        matches!(self.kind, ErrorKind::MayHaveRun { .. })
     }
 
     /// Whether the call ran out of time.
@@ -262,6 +278,11 @@ impl fmt::Display for ErrorKind {
                 "the client is pinned to the modern era (2026-07-28), but the server does not \
                  speak it ({evidence}); connect with EraMode::Auto to speak its era"
             ),
+            ErrorKind::MayHaveRun { cause } => write!(
+                f,
+                "{cause}; the server may have run the request, so it was not re-sent \
+                 (retry only if running it twice is harmless)"
+            ),
             ErrorKind::TooManyRounds { rounds } => write!(
                 f,
                 "the server still asked for input after {rounds} rounds; giving up \
@@ -274,7 +295,7 @@ impl fmt::Display for ErrorKind {
 impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            ErrorKind::Transport(e) => Some(e),
+            ErrorKind::Transport(e) | ErrorKind::MayHaveRun { cause: e } => Some(e),
             _ => None,
         }
     }

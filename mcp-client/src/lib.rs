@@ -58,6 +58,7 @@ pub mod handlers;
 pub mod mrtr;
 mod options;
 mod page;
+mod recovery;
 mod server_requests;
 mod session;
 pub mod subscriptions;

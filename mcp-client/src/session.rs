@@ -18,6 +18,7 @@ use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::ServerEvent;
 use crate::gating;
 use crate::options::CallOptions;
+use crate::recovery::Recovery;
 use crate::tool_schemas::{InputSchemas, OutputSchemas};
 use crate::verdict::Verdict;
 
@@ -81,6 +82,8 @@ pub(crate) struct Session {
     pub(crate) cache: Arc<Cache>,
     pub(crate) output_schemas: OutputSchemas,
     pub(crate) input_schemas: InputSchemas,
+    /// What an expired session or a lost answer is recovered with.
+    pub(crate) recovery: Recovery,
     /// The connection's listener, for streams that feed the same events.
     pub(crate) listener: Listener,
     /// What drops stale cache entries, for listeners of listen streams.
@@ -125,6 +128,7 @@ impl Session {
             invalidation,
             output_schemas: OutputSchemas::default(),
             input_schemas: InputSchemas::default(),
+            recovery: Recovery::default(),
         }
     }
 
@@ -152,6 +156,15 @@ impl Session {
 
     pub(crate) fn set_log_level(&self, level: Option<LoggingLevel>) {
         *self.log_level.write().unwrap_or_else(|p| p.into_inner()) = level;
+    }
+
+    /// The level chosen last (modern: sent on every request; legacy:
+    /// set again on a new session).
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        self.log_level
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Whether any client request is waiting for its answer.
@@ -197,8 +210,16 @@ impl Session {
     }
 
     /// Sends one request in the era's envelope and waits for its result
-    /// (normalized). A modern `-32022` is retried once with a revision
-    /// from the server's list that both sides know.
+    /// (normalized). Retried, each at most once and with a new id:
+    ///
+    /// * a modern `-32022`, with a revision from the server's list that
+    ///   both sides know;
+    /// * an expired legacy session ([`TransportError::SessionExpired`]),
+    ///   after one re-initialize shared by every request that met it (the
+    ///   server did not run the request);
+    /// * a lost answer ([`TransportError::StreamBroken`]) when the server
+    ///   cannot have run the request or running it twice is harmless;
+    ///   otherwise the call fails with [`ErrorKind::MayHaveRun`].
     pub(crate) async fn send(
         &self,
         method: &str,
@@ -208,18 +229,21 @@ impl Session {
         let _in_flight = InFlight::enter(&self.in_flight);
         let mut version = self.version();
         let mut retried = false;
+        // Sessions expire and streams break only on transports that answer
+        // every request over a connection of their own (HTTP).
+        let recoverable = self.transport.answers_every_request();
+        let (mut renewed, mut resent) = (false, false);
         loop {
+            self.recovery.settled().await;
+            let generation = self.recovery.generation();
             let id = self.ids.next();
             let token = options.wants_progress().then(|| id.clone());
-            let level = self
-                .log_level
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
-            // Only a modern request can be retried (on -32022), so only
-            // then is a copy of the params kept; large arguments are not
-            // copied for nothing.
-            let attempt = if version.era() == Era::Modern && !retried {
+            let level = self.log_level();
+            // A copy of the params is kept only while a retry is still
+            // possible; large arguments are not copied for nothing.
+            let may_retry =
+                (version.era() == Era::Modern && !retried) || (recoverable && !(renewed && resent));
+            let attempt = if may_retry {
                 params.clone()
             } else {
                 params.take()
@@ -272,6 +296,32 @@ impl Session {
                             ));
                         }
                     }
+                }
+                Err(TransportError::SessionExpired { .. })
+                    if recoverable && !renewed && version.era() == Era::Legacy =>
+                {
+                    self.reinitialize(generation)
+                        .await
+                        .map_err(|e| self.fail(method, e))?;
+                    renewed = true;
+                }
+                Err(TransportError::StreamBroken {
+                    may_have_run,
+                    cause,
+                }) if recoverable && !resent => {
+                    if may_have_run && !self.recovery.resend_is_harmless(method, params.as_ref()) {
+                        return Err(self.fail(
+                            method,
+                            ErrorKind::MayHaveRun {
+                                cause: TransportError::StreamBroken {
+                                    may_have_run,
+                                    cause,
+                                },
+                            },
+                        ));
+                    }
+                    tracing::info!(method, %cause, "the answer was lost; sending the request again");
+                    resent = true;
                 }
                 other => return other.map_err(|e| self.fail(method, e)),
             }

@@ -148,7 +148,9 @@ struct Shared {
     config: Arc<Config>,
     state: Mutex<State>,
     seq: AtomicU64,
-    get_started: std::sync::atomic::AtomicBool,
+    /// The session (`None`: a stateless server) whose GET stream was
+    /// opened; a new session after an expiry gets a stream of its own.
+    get_for: Mutex<Option<Option<String>>>,
 }
 
 #[derive(Default)]
@@ -157,6 +159,10 @@ struct State {
     session_id: Option<String>,
     /// Legacy: the version the `initialize` result named.
     legacy_version: Option<ProtocolVersion>,
+    /// Legacy: the status with which the server said the session expired,
+    /// until a new `initialize` opens another. Requests in between fail at
+    /// once: sent with no session they would only be refused.
+    expired: Option<u16>,
     /// 2024-11-05 HTTP+SSE: where messages are POSTed.
     old_endpoint: Option<Uri>,
     /// Modern: the version of the last modern message.
@@ -253,7 +259,7 @@ impl HttpTransport {
             config: Arc::new(config),
             state: Mutex::new(State::default()),
             seq: AtomicU64::new(0),
-            get_started: std::sync::atomic::AtomicBool::new(false),
+            get_for: Mutex::new(None),
         });
         let writer =
             tokio::spawn(write_loop(shared.clone(), outbound).instrument(span)).abort_handle();
@@ -646,6 +652,13 @@ impl Shared {
             }
         };
         let initialize = request.method == INITIALIZE;
+        let expired = self.state().expired;
+        if let (Some(status), false) = (expired, initialize) {
+            tracing::debug!("not sent: the session expired and no new one was opened yet");
+            self.engine
+                .fail_request(&id, TransportError::SessionExpired { status });
+            return;
+        }
         let (head_tx, head_rx) = oneshot::channel();
         let (taken_tx, taken_rx) = oneshot::channel();
         let shared = self.clone();
@@ -718,6 +731,11 @@ impl Shared {
         {
             tracing::debug!("the server opened a session");
             self.state().session_id = Some(session.to_owned());
+        }
+        if initialize && response.status().is_success() {
+            // A new session (or a stateless server's none) replaces the
+            // expired one.
+            self.state().expired = None;
         }
         let _ = head.send(());
         if let Err(e) = self
@@ -1165,7 +1183,10 @@ impl Shared {
                 .contains("session");
             if status == 404 || (status == 400 && names_session) {
                 tracing::info!(status, "the server's session expired; forgetting it");
-                self.state().session_id = None;
+                let mut state = self.state();
+                state.session_id = None;
+                state.expired = Some(status);
+                drop(state);
                 return TransportError::SessionExpired { status };
             }
         }
@@ -1260,8 +1281,13 @@ impl Shared {
     /// response head came (or it failed).
     fn open_get_stream(self: &Arc<Self>) -> oneshot::Receiver<()> {
         let (head_tx, head_rx) = oneshot::channel();
-        if self.get_started.swap(true, Ordering::SeqCst) {
-            return head_rx;
+        let session = self.state().session_id.clone();
+        {
+            let mut get_for = self.get_for.lock().unwrap_or_else(|p| p.into_inner());
+            if get_for.as_ref() == Some(&session) {
+                return head_rx;
+            }
+            *get_for = Some(session.clone());
         }
         let shared = self.clone();
         let shutdown = self.engine.shutdown_token();
@@ -1269,7 +1295,7 @@ impl Shared {
         tokio::spawn(
             async move {
                 tokio::select! {
-                    _ = shared.get_loop(head_tx) => {}
+                    _ = shared.get_loop(head_tx, session) => {}
                     _ = shutdown.cancelled_owned() => {}
                 }
             }
@@ -1283,14 +1309,20 @@ impl Shared {
     /// and it is never asked again; a stream that ends or fails is
     /// reopened with `Last-Event-ID`, after the server's `retry:` or a
     /// doubling delay, and given up after [`GET_MAX_ATTEMPTS`] reopenings
-    /// in a row that brought no message (a clean close counts).
-    async fn get_loop(&self, head: oneshot::Sender<()>) {
+    /// in a row that brought no message (a clean close counts). It belongs
+    /// to `session`: once that session expired it is not reopened (the
+    /// next session opens a stream of its own).
+    async fn get_loop(&self, head: oneshot::Sender<()>, session: Option<String>) {
         let mut head = Some(head);
         let mut last_id: Option<String> = None;
         let mut retry_floor = Duration::ZERO;
         let mut attempts = 0u32;
         let max = self.config.max_message_size;
         loop {
+            if self.state().session_id != session {
+                tracing::debug!("the GET stream's session ended");
+                return;
+            }
             let mut headers = self.legacy_headers("text/event-stream");
             if let Some(id) = &last_id
                 && let Ok(v) = HeaderValue::try_from(id.as_str())

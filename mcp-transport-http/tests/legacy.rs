@@ -191,17 +191,33 @@ async fn a_404_with_a_session_is_session_expired_and_the_id_is_forgotten() {
         .await;
     assert_eq!(expired, Err(TransportError::SessionExpired { status: 404 }));
     assert_eq!(transport.session_id(), None);
-    // The next request carries no session, and its 400 is no expiry.
+    // Until a new initialize opens a session, requests fail at once and
+    // nothing is sent (with no session they would only be refused).
     let after = transport
         .request(Request::new(3, "tools/list", None), RequestOptions::new())
         .await;
-    assert!(
-        matches!(after, Err(TransportError::Rpc { code: -32000, .. })),
-        "{after:?}"
-    );
+    assert_eq!(after, Err(TransportError::SessionExpired { status: 404 }));
+    assert_eq!(server.seen().len(), 2, "nothing sent on an expired session");
+    transport
+        .request(initialize(4), RequestOptions::new())
+        .await
+        .unwrap();
+    let renewed = transport
+        .request(Request::new(5, "tools/list", None), RequestOptions::new())
+        .await;
+    assert_eq!(renewed, Err(TransportError::SessionExpired { status: 404 }));
     let seen = server.seen();
     assert_eq!(seen[1].header("mcp-session-id"), Some("gone"));
-    assert_eq!(seen[2].header("mcp-session-id"), None);
+    assert_eq!(
+        seen[2].header("mcp-session-id"),
+        None,
+        "initialize has none"
+    );
+    assert_eq!(
+        seen[3].header("mcp-session-id"),
+        Some("gone"),
+        "the new session's"
+    );
     transport.close().await;
     // No session left, so no DELETE.
     assert!(server.seen().iter().all(|s| s.method == http::Method::POST));
