@@ -1138,7 +1138,8 @@ impl Shared {
                     p.close_on_drop = false;
                 }
             }
-            self.engine.receive(message);
+            // A server request on this stream belongs to this request.
+            self.engine.receive_for(id, message);
         }
         answered
     }

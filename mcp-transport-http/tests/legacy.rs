@@ -690,3 +690,101 @@ async fn a_batch_answer_is_taken_apart() {
     assert_eq!(notes.next().await.unwrap().method, "notifications/message");
     transport.close().await;
 }
+
+/// Answers `ping` after a while, noting when it did.
+struct SlowPong(Arc<std::sync::atomic::AtomicBool>);
+
+impl ServerRequestHandler for SlowPong {
+    fn handle(&self, _: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        let done = self.0.clone();
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(1000)).await;
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(json!({}))
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_server_request_on_a_stream_pauses_only_its_requests_timer() {
+    // `tools/call` streams a ping and answers once the client answered it;
+    // `tools/list` never answers. Both have a 400 ms timeout; the ping's
+    // handler takes 1 s.
+    let (answered_tx, answered_rx) = tokio::sync::watch::channel(false);
+    let answered_tx = Arc::new(answered_tx);
+    let server = TestServer::start(move |seen| {
+        let answered_tx = answered_tx.clone();
+        let mut answered_rx = answered_rx.clone();
+        async move {
+            let body = seen.json();
+            if body["method"] == "initialize" {
+                let mut response = json(
+                    200,
+                    json!({"jsonrpc": "2.0", "id": body["id"],
+                    "result": {"protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "x", "version": "1"}}}),
+                );
+                response
+                    .headers_mut()
+                    .insert("mcp-session-id", "s".parse().unwrap());
+                return response;
+            }
+            if body.get("result").is_some() {
+                answered_tx.send_replace(true);
+                return status(202);
+            }
+            if body.get("id").is_none() {
+                return status(202);
+            }
+            let (tx, response) = sse();
+            let calling = body["method"] == "tools/call";
+            let id = body["id"].clone();
+            tokio::spawn(async move {
+                if calling {
+                    let ping = json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"});
+                    let _ = tx.send(event(&ping)).await;
+                    let _ = answered_rx.wait_for(|a| *a).await;
+                    let done = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+                    let _ = tx.send(event(&done)).await;
+                }
+                until_closed(&tx, Duration::from_secs(5)).await;
+            });
+            response
+        }
+    })
+    .await;
+    let handled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let handlers =
+        ConnectionHandlers::discard().with_server_requests(Arc::new(SlowPong(handled.clone())));
+    let transport = HttpTransportBuilder::new(server.url())
+        .legacy_get_stream(false)
+        .build(handlers)
+        .unwrap();
+    transport
+        .request(initialize(1), RequestOptions::new())
+        .await
+        .unwrap();
+    let short = || RequestOptions::new().timeout(Duration::from_millis(400));
+    let call = Request::new(2, "tools/call", Some(json!({"name": "x"})));
+    let call = tokio::spawn(transport.request(call, short()));
+    // The call's stream carries the ping before the list leaves.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let list = transport.request(Request::new(3, "tools/list", None), short());
+    let listed = tokio::time::timeout(Duration::from_secs(5), list)
+        .await
+        .unwrap();
+    assert!(
+        matches!(listed, Err(TransportError::Timeout { .. })),
+        "{listed:?}"
+    );
+    assert!(
+        !handled.load(std::sync::atomic::Ordering::SeqCst),
+        "the list's timer was held while the call's server request was handled"
+    );
+    let called = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(called.is_ok(), "the call's timer was held: {called:?}");
+    transport.close().await;
+}

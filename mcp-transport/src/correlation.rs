@@ -33,9 +33,10 @@ pub(crate) struct Correlator {
 
 struct Inner {
     table: Mutex<Table>,
-    /// How many reasons there are to hold base timers still (server
-    /// requests being handled: a person may be typing an answer).
-    pauses: watch::Sender<usize>,
+    /// How many reasons there are to hold every base timer still (server
+    /// requests being handled that belong to no request: a person may be
+    /// typing an answer).
+    pauses: Arc<watch::Sender<usize>>,
     cancel_sink: CancelSink,
 }
 
@@ -61,6 +62,9 @@ struct Entry {
     listener: Option<Listener>,
     progress: Arc<Notify>,
     progress_token: Option<RequestId>,
+    /// Reasons to hold this request's base timer still (a server request
+    /// that arrived on its stream is being handled).
+    pauses: Arc<watch::Sender<usize>>,
 }
 
 /// What [`Correlator::route_progress`] or [`Correlator::route_request`]
@@ -79,7 +83,7 @@ impl Correlator {
         Correlator {
             inner: Arc::new(Inner {
                 table: Mutex::new(Table::default()),
-                pauses: watch::Sender::new(0),
+                pauses: Arc::new(watch::Sender::new(0)),
                 cancel_sink,
             }),
         }
@@ -103,6 +107,7 @@ impl Correlator {
     ) -> Result<ResponseFuture, TransportError> {
         let (tx, rx) = oneshot::channel();
         let progress = Arc::new(Notify::new());
+        let own_pauses = Arc::new(watch::Sender::new(0));
         let progress_token = request
             .meta()
             .and_then(|m| m.get("progressToken"))
@@ -129,6 +134,7 @@ impl Correlator {
                     listener: options.listener.clone(),
                     progress: progress.clone(),
                     progress_token,
+                    pauses: own_pauses.clone(),
                 },
             );
         }
@@ -143,6 +149,7 @@ impl Correlator {
             options,
             progress,
             pauses: self.inner.pauses.subscribe(),
+            own_pauses: own_pauses.subscribe(),
         };
         Ok(Box::pin(wait.run(guard, rx)))
     }
@@ -217,10 +224,14 @@ impl Correlator {
     /// dropped; hard maximums keep running. Used while the client handles
     /// a server request, which a person may take a while to answer.
     pub(crate) fn pause_timers(&self) -> TimerPause {
-        self.inner.pauses.send_modify(|n| *n += 1);
-        TimerPause {
-            correlator: self.clone(),
-        }
+        TimerPause::hold(self.inner.pauses.clone())
+    }
+
+    /// Holds one pending request's base timer still until the guard is
+    /// dropped; `None` when no such request is pending.
+    pub(crate) fn pause_timer_of(&self, id: &RequestId) -> Option<TimerPause> {
+        let pauses = self.table().pending.get(id)?.pauses.clone();
+        Some(TimerPause::hold(pauses))
     }
 
     fn remove(&self, id: &RequestId) -> Option<Entry> {
@@ -246,18 +257,30 @@ impl std::fmt::Debug for Correlator {
     }
 }
 
-/// Keeps base timers paused while it lives; see [`Engine::pause_timers`](crate::Engine::pause_timers).
+/// Keeps base timers paused while it lives; see
+/// [`Engine::pause_timers`](crate::Engine::pause_timers) and
+/// [`Engine::pause_timer_of`](crate::Engine::pause_timer_of).
 #[must_use = "timers resume when this is dropped"]
 pub struct TimerPause {
-    correlator: Correlator,
+    pauses: Arc<watch::Sender<usize>>,
+}
+
+impl TimerPause {
+    fn hold(pauses: Arc<watch::Sender<usize>>) -> TimerPause {
+        pauses.send_modify(|n| *n += 1);
+        TimerPause { pauses }
+    }
 }
 
 impl Drop for TimerPause {
     fn drop(&mut self) {
-        self.correlator
-            .inner
-            .pauses
-            .send_modify(|n| *n = n.saturating_sub(1));
+        self.pauses.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+impl std::fmt::Debug for TimerPause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimerPause").finish_non_exhaustive()
     }
 }
 
@@ -306,7 +329,20 @@ struct Wait {
     method: String,
     options: RequestOptions,
     progress: Arc<Notify>,
+    /// The connection's pauses, and this request's own.
     pauses: watch::Receiver<usize>,
+    own_pauses: watch::Receiver<usize>,
+}
+
+/// Resolves when either count changes. A receiver whose sender is gone
+/// (the request's entry was removed) no longer counts, rather than
+/// resolving at once forever.
+async fn either_changed(a: &mut watch::Receiver<usize>, b: &mut watch::Receiver<usize>) {
+    tokio::select! {
+        Ok(()) = a.changed() => {}
+        Ok(()) = b.changed() => {}
+        else => pending().await,
+    }
 }
 
 async fn sleep_until_opt(deadline: Option<Instant>) {
@@ -317,6 +353,12 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
 }
 
 impl Wait {
+    /// Whether the base timer is held: by the connection, or for this
+    /// request alone.
+    fn paused(&mut self) -> bool {
+        *self.pauses.borrow_and_update() > 0 || *self.own_pauses.borrow_and_update() > 0
+    }
+
     async fn run(mut self, mut guard: Guard, mut rx: oneshot::Receiver<Answer>) -> Answer {
         let start = Instant::now();
         let hard = self.options.max_total.map(|d| start + d);
@@ -324,7 +366,7 @@ impl Wait {
         // While paused, `base` is None and `paused_left` holds what was left.
         let mut base = base_len.map(|d| start + d);
         let mut paused_left: Option<Duration> = None;
-        if *self.pauses.borrow_and_update() > 0 {
+        if self.paused() {
             paused_left = base_len;
             base = None;
         }
@@ -365,12 +407,8 @@ impl Wait {
                         paused_left = base_len;
                     }
                 }
-                changed = self.pauses.changed() => {
-                    if changed.is_err() {
-                        continue;
-                    }
-                    let paused = *self.pauses.borrow_and_update() > 0;
-                    match (paused, base, paused_left) {
+                () = either_changed(&mut self.pauses, &mut self.own_pauses) => {
+                    match (self.paused(), base, paused_left) {
                         (true, Some(deadline), _) => {
                             paused_left = Some(deadline.saturating_duration_since(Instant::now()));
                             base = None;

@@ -101,11 +101,19 @@ impl Engine {
 
     /// Holds every pending request's base timer still until the guard is
     /// dropped (hard maximums keep running). The engine does this itself
-    /// while it runs a server-request handler, since a person may be
-    /// typing the answer; a transport that handles such requests its own
-    /// way holds one too.
+    /// while it runs the handler of a server request that belongs to no
+    /// request, since a person may be typing the answer (one that arrived
+    /// on a request's stream, [`receive_for`](Self::receive_for), holds
+    /// only that request's timer); a transport that handles such requests
+    /// its own way holds one too.
     pub fn pause_timers(&self) -> crate::TimerPause {
         self.inner.correlator.pause_timers()
+    }
+
+    /// Holds one pending request's base timer still until the guard is
+    /// dropped; `None` when no request with that id is pending.
+    pub fn pause_timer_of(&self, id: &RequestId) -> Option<crate::TimerPause> {
+        self.inner.correlator.pause_timer_of(id)
     }
 
     /// How many requests are waiting for their answer (a connection that
@@ -124,6 +132,20 @@ impl Engine {
     pub fn receive_inbound(&self, inbound: Inbound) {
         for message in inbound.into_messages(|e| self.receive_malformed(e)) {
             self.receive(message);
+        }
+    }
+
+    /// Takes in one message that arrived on the stream of request `owner`
+    /// (an HTTP answer stream): a server request there belongs to it, so
+    /// only its timer pauses while the request is handled. Anything else is
+    /// taken in as by [`receive`](Self::receive).
+    pub fn receive_for(&self, owner: &RequestId, message: Message) {
+        match message {
+            Message::Request(request) => {
+                let pause = self.inner.correlator.pause_timer_of(owner);
+                self.serve(request, pause);
+            }
+            other => self.receive(other),
         }
     }
 
@@ -155,7 +177,11 @@ impl Engine {
                 tracing::warn!(code = error.code, message = %error.message, "the server sent an error with a null id");
                 self.event(TransportEvent::NullIdError { error });
             }
-            Message::Request(request) => self.serve(request),
+            Message::Request(request) => {
+                // Not tied to any request: every timer pauses.
+                let pause = self.inner.correlator.pause_timers();
+                self.serve(request, Some(pause));
+            }
             Message::Notification(notification) => self.route(notification),
         }
     }
@@ -346,7 +372,9 @@ impl Engine {
         self.inner.handlers.listener.push(notification);
     }
 
-    fn serve(&self, request: Request) {
+    /// Runs the server-request handler, holding `pause` (the timers to hold
+    /// still) until it answered.
+    fn serve(&self, request: Request, pause: Option<crate::TimerPause>) {
         let Some(handler) = self.inner.handlers.server_requests.clone() else {
             return self.refuse(
                 request.id,
@@ -377,7 +405,6 @@ impl Engine {
             }
         }
         let engine = self.clone();
-        let pause = self.inner.correlator.pause_timers();
         let work = Abortable::new(handler.handle(request), registration);
         tokio::spawn(async move {
             let outcome = work.await;
