@@ -6,6 +6,8 @@
 //!   arguments.
 //! - [`check_header_annotations`]: whether a tool's `x-mcp-header`
 //!   annotations are valid (a client drops a tool whose are not).
+//! - [`name_value`]: the `Mcp-Name` of a request (the tool or prompt name,
+//!   the resource URI, the task id), before encoding.
 //! - [`encode_header_value`] and [`decode_header_value`]: the spec's value
 //!   encoding, shared with `Mcp-Name`: plain visible ASCII as it is,
 //!   anything else as `=?base64?…?=` of its UTF-8.
@@ -36,6 +38,40 @@ use std::fmt;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
+
+/// The `Mcp-Method` header's name.
+pub const METHOD_HEADER: &str = "Mcp-Method";
+
+/// The `Mcp-Name` header's name.
+pub const NAME_HEADER: &str = "Mcp-Name";
+
+/// The `Mcp-Name` of a request, unencoded: `params.name` of `tools/call`
+/// and `prompts/get`, `params.uri` of `resources/read`, `params.taskId` of
+/// the tasks extension's `tasks/get`, `tasks/result` and `tasks/cancel`;
+/// `None` for other methods (which carry no `Mcp-Name`). Encode it with
+/// [`encode_header_value`].
+///
+/// ```
+/// use mcp_protocol::headers::{encode_header_value, name_value};
+/// use serde_json::json;
+///
+/// let params = json!({"name": "café", "arguments": {}});
+/// let name = name_value("tools/call", Some(&params)).unwrap();
+/// assert_eq!(encode_header_value(name), "=?base64?Y2Fmw6k=?=");
+/// assert_eq!(name_value("tools/list", None), None);
+/// ```
+pub fn name_value<'a>(method: &str, params: Option<&'a Value>) -> Option<&'a str> {
+    use crate::methods::{
+        PROMPTS_GET, RESOURCES_READ, TASKS_CANCEL, TASKS_GET, TASKS_RESULT, TOOLS_CALL,
+    };
+    let key = match method {
+        TOOLS_CALL | PROMPTS_GET => "name",
+        RESOURCES_READ => "uri",
+        TASKS_GET | TASKS_RESULT | TASKS_CANCEL => "taskId",
+        _ => return None,
+    };
+    params?.get(key)?.as_str()
+}
 
 /// What starts an `Mcp-Param-*` header's name; the annotation's value
 /// follows.

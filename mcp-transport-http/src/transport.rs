@@ -14,10 +14,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use http_body_util::BodyExt;
 use mcp_protocol::headers::encode_header_value;
 use mcp_protocol::meta::protocol_version_of;
-use mcp_protocol::methods::{
-    INITIALIZE, NOTIFICATION_INITIALIZED, PROMPTS_GET, RESOURCES_READ, TASKS_CANCEL, TASKS_GET,
-    TASKS_RESULT, TOOLS_CALL,
-};
+use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_INITIALIZED};
 use mcp_protocol::version::Era;
 use mcp_protocol::{
     ErrorResponse, Inbound, Message, Notification, ProtocolVersion, Request, RequestId,
@@ -457,20 +454,12 @@ fn modern_version(message: &Message) -> Option<ProtocolVersion> {
     protocol_version_of(meta).filter(|v| v.era() == Era::Modern)
 }
 
-/// The `Mcp-Name` of a request: `params.name` or `params.uri` (or the
-/// tasks extension's `params.taskId`).
+/// The `Mcp-Name` of a request, by `mcp-protocol`'s rule.
 fn mcp_name(message: &Message) -> Option<&str> {
     let Message::Request(r) = message else {
         return None;
     };
-    let key = match r.method.as_str() {
-        TOOLS_CALL | PROMPTS_GET => "name",
-        RESOURCES_READ => "uri",
-        // The tasks extension names the task.
-        TASKS_GET | TASKS_RESULT | TASKS_CANCEL => "taskId",
-        _ => return None,
-    };
-    r.params.as_ref()?.get(key)?.as_str()
+    mcp_protocol::headers::name_value(&r.method, r.params.as_ref())
 }
 
 impl Shared {
