@@ -371,3 +371,115 @@ async fn http_goes_to_a_forward_proxy_in_absolute_form() {
     assert_eq!(proxy.seen()[0].uri, target);
     transport.close().await;
 }
+
+#[tokio::test]
+async fn a_missing_content_type_is_read_as_json_and_junk_is_malformed() {
+    // Lenient where nothing is lost: a JSON answer without its header is
+    // still the answer; anything else is a typed error, at once.
+    let server = TestServer::start(|seen| async move {
+        let body = match seen.json()["id"].as_i64() {
+            Some(1) => json!({"jsonrpc": "2.0", "id": 1, "result": {"ok": true}}).to_string(),
+            _ => "<html>not json</html>".to_owned(),
+        };
+        Response::builder().status(200).body(full(body)).unwrap()
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let options = || RequestOptions::new().timeout(Duration::from_secs(5));
+    let answered = transport.request(ping(1), options()).await;
+    assert_eq!(answered.unwrap()["ok"], true);
+    let junk = transport.request(ping(2), options()).await;
+    assert!(
+        matches!(junk, Err(TransportError::Malformed { .. })),
+        "{junk:?}"
+    );
+    transport.close().await;
+}
+
+/// A streamed body that sends `byte` every `every`, forever.
+fn endless(
+    content_type: &'static str,
+    chunk: &'static [u8],
+    every: Duration,
+) -> Response<common::Body> {
+    use http_body_util::BodyExt;
+    let stream = futures::stream::unfold((), move |()| async move {
+        tokio::time::sleep(every).await;
+        Some((
+            Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(bytes::Bytes::from_static(
+                chunk,
+            ))),
+            (),
+        ))
+    });
+    Response::builder()
+        .status(200)
+        .header("content-type", content_type)
+        .body(http_body_util::StreamBody::new(stream).boxed())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_sse_stream_that_drips_ends_with_the_request_timeout() {
+    // One byte at a time, never a whole event: the stream is alive but
+    // says nothing, and the request's own timer ends it.
+    let server = TestServer::start(|_| async {
+        endless("text/event-stream", b"d", Duration::from_millis(50))
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let started = Instant::now();
+    let outcome = transport
+        .request(
+            ping(1),
+            RequestOptions::new().timeout(Duration::from_millis(500)),
+        )
+        .await;
+    assert!(
+        matches!(outcome, Err(TransportError::Timeout { .. })),
+        "{outcome:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    transport.close().await;
+}
+
+#[tokio::test]
+async fn a_json_body_that_never_ends_is_message_too_large() {
+    static CHUNK: [u8; 16 * 1024] = [b' '; 16 * 1024];
+    let server = TestServer::start(|_| async {
+        endless("application/json", &CHUNK, Duration::from_millis(1))
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .max_message_size(256 * 1024)
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let started = Instant::now();
+    let outcome = transport
+        .request(
+            ping(1),
+            RequestOptions::new().timeout(Duration::from_secs(10)),
+        )
+        .await;
+    assert!(
+        matches!(
+            outcome,
+            Err(TransportError::MessageTooLarge { limit: 262_144, .. })
+        ),
+        "{outcome:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    transport.close().await;
+}
