@@ -39,7 +39,7 @@ pub const DEFAULT_NOTIFICATION_TIMEOUT: Duration = Duration::from_secs(10);
 /// | [`stream_idle_timeout`](Self::stream_idle_timeout) | none |
 /// | [`sse_fallback`](Self::sse_fallback) | on: a refused legacy `initialize` tries the 2024-11-05 HTTP+SSE transport |
 /// | [`proxy`](Self::proxy) | from `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY` (either case) |
-/// | TLS roots | the Mozilla set of `webpki-roots`, plus any [`add_root_certificate`](Self::add_root_certificate) |
+/// | TLS roots | the Mozilla set of `webpki-roots` (and the platform's, with the `platform-roots` feature), plus any [`add_root_certificate`](Self::add_root_certificate) |
 /// | [`client_certificate`](Self::client_certificate) | none (no mutual TLS) |
 /// | redirects | same origin, 307/308 only, at most [`DEFAULT_MAX_REDIRECTS`]; enforced above any [`service`](Self::service) |
 /// | [`max_message_size`](Self::max_message_size) | [`DEFAULT_MAX_MESSAGE_SIZE`] (128 MiB, per JSON body or SSE event) |
@@ -99,6 +99,7 @@ impl HttpTransportBuilder {
             tcp_keepalive: Some(DEFAULT_TCP_KEEPALIVE),
             tls: TlsSettings {
                 webpki_roots: true,
+                platform_roots: cfg!(feature = "platform-roots"),
                 extra_roots: Vec::new(),
                 identity: None,
             },
@@ -182,6 +183,21 @@ impl HttpTransportBuilder {
     /// off, only the added roots are trusted.
     pub fn webpki_roots(mut self, trust: bool) -> Self {
         self.tls.webpki_roots = trust;
+        self
+    }
+
+    /// Whether to trust the operating system's root certificates too (on
+    /// by default with the `platform-roots` feature, which this needs).
+    ///
+    /// ```
+    /// let builder = mcp_transport_http::HttpTransportBuilder::new("https://example.com/mcp")
+    ///     .platform_roots(cfg!(feature = "platform-roots"));
+    /// # drop(builder);
+    /// ```
+    #[cfg(feature = "platform-roots")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "platform-roots")))]
+    pub fn platform_roots(mut self, trust: bool) -> Self {
+        self.tls.platform_roots = trust;
         self
     }
 

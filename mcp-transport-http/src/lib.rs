@@ -52,8 +52,7 @@
 //!
 //! # Not yet
 //!
-//! Credentials for an `http` (not `https`) forward proxy, and the
-//! platform's root store. A request answered with 202 and no body (its
+//! Credentials for an `http` (not `https`) forward proxy. A request answered with 202 and no body (its
 //! answer meant for the GET stream) fails with `StreamBroken` rather than
 //! waiting for the answer there.
 //!
@@ -66,6 +65,8 @@
 //! * `hyper-rustls`, `rustls` (the `ring` provider, which needs no cmake or
 //!   clang to build) and `webpki-roots`: TLS with the Mozilla roots by
 //!   default, ALPN for HTTP/2.
+//! * `rustls-native-certs`, only with the `platform-roots` feature: the
+//!   operating system's trust store (for servers behind a corporate CA).
 //! * `http`, `http-body`, `http-body-util`, `tower` (`util`): the types of
 //!   the pluggable client ([`HttpService`]) and body limits.
 //! * `sse-stream`: the SSE parser. Chosen because it is maintained, parses

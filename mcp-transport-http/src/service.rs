@@ -186,6 +186,8 @@ impl std::fmt::Debug for HttpService {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TlsSettings {
     pub(crate) webpki_roots: bool,
+    /// The operating system's roots (the `platform-roots` feature).
+    pub(crate) platform_roots: bool,
     pub(crate) extra_roots: Vec<Vec<u8>>,
     /// A client certificate chain (DER, leaf first) and its private key
     /// (DER: PKCS#8, PKCS#1 or SEC1), for mutual TLS.
@@ -201,6 +203,22 @@ pub(crate) struct ClientSettings {
     pub(crate) proxy: crate::proxy::ProxyConfig,
 }
 
+/// Adds the operating system's roots; one that cannot be read or parsed
+/// is skipped with a warning (a broken system store must not make every
+/// server unreachable while the other roots still hold).
+#[cfg(feature = "platform-roots")]
+fn add_platform_roots(roots: &mut rustls::RootCertStore) {
+    let found = rustls_native_certs::load_native_certs();
+    for error in &found.errors {
+        tracing::warn!(%error, "could not read part of the platform's root store");
+    }
+    let (added, ignored) = roots.add_parsable_certificates(found.certs);
+    tracing::debug!(added, ignored, "trusted the platform's root certificates");
+}
+
+#[cfg(not(feature = "platform-roots"))]
+fn add_platform_roots(_: &mut rustls::RootCertStore) {}
+
 /// Builds hyper-util's pooled client: HTTP/1.1, and HTTP/2 when TLS
 /// negotiates it by ALPN; rustls with the `ring` provider.
 pub(crate) fn default_service(settings: &ClientSettings) -> Result<HttpService, TransportError> {
@@ -213,6 +231,9 @@ pub(crate) fn default_service(settings: &ClientSettings) -> Result<HttpService, 
     let mut roots = rustls::RootCertStore::empty();
     if settings.tls.webpki_roots {
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    }
+    if settings.tls.platform_roots {
+        add_platform_roots(&mut roots);
     }
     for der in &settings.tls.extra_roots {
         roots

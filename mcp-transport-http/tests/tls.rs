@@ -315,3 +315,40 @@ async fn mutual_tls_presents_the_client_certificate() {
     without.close().await;
     server.abort();
 }
+
+/// The platform's store, pointed at a file holding the server's root
+/// (`SSL_CERT_FILE`, which the platform loader honours on Unix): trusted
+/// with no root configured in the builder and the Mozilla set off.
+#[cfg(feature = "platform-roots")]
+#[tokio::test]
+async fn the_platform_roots_are_trusted_with_the_feature() {
+    use base64::Engine as _;
+    let (url, cert, server) = tls_server(false).await;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&cert);
+    let lines: Vec<&str> = encoded
+        .as_bytes()
+        .chunks(64)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    let pem = format!(
+        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+        lines.join("\n")
+    );
+    let path = std::env::temp_dir().join(format!("mcp-platform-root-{}.pem", std::process::id()));
+    std::fs::write(&path, pem).unwrap();
+    // SAFETY: nextest runs each test in a process of its own, and nothing
+    // else in this test reads the environment concurrently.
+    unsafe { std::env::set_var("SSL_CERT_FILE", &path) };
+    let transport = HttpTransportBuilder::new(url)
+        .webpki_roots(false)
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let value = transport
+        .request(Request::new(1, "ping", None), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(value["secure"], true);
+    transport.close().await;
+    server.abort();
+    let _ = std::fs::remove_file(path);
+}

@@ -106,6 +106,7 @@ fn test() -> Result {
             "clippy",
             "--workspace",
             "--all-targets",
+            "--all-features",
             "--",
             "-D",
             "warnings",
@@ -122,19 +123,36 @@ fn test() -> Result {
     if has_nextest() {
         run(
             "cargo",
-            &["nextest", "run", "--workspace", "--no-fail-fast"],
+            &[
+                "nextest",
+                "run",
+                "--workspace",
+                "--all-features",
+                "--no-fail-fast",
+            ],
             &[],
         )?;
     } else {
         eprintln!("cargo-nextest is not installed; running cargo test instead");
         run(
             "cargo",
-            &["test", "--workspace", "--lib", "--bins", "--tests"],
+            &[
+                "test",
+                "--workspace",
+                "--all-features",
+                "--lib",
+                "--bins",
+                "--tests",
+            ],
             &[],
         )?;
     }
     // nextest does not run doctests.
-    run("cargo", &["test", "--workspace", "--doc"], &[])?;
+    run(
+        "cargo",
+        &["test", "--workspace", "--all-features", "--doc"],
+        &[],
+    )?;
     // The quickstart the README points at builds and runs.
     run(
         "cargo",
