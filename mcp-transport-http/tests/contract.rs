@@ -1,19 +1,20 @@
-//! The transport contract suite over real loopback HTTP, in each era.
+//! The transport contract suite over real loopback HTTP, in each era and
+//! transport: Streamable HTTP of 2025-03-26, 2025-11-25 and 2026-07-28, and
+//! the 2024-11-05 HTTP+SSE transport.
 //!
-//! The suite's peer is a small HTTP server (`HttpPeer`): each POSTed
-//! message is what the suite sees; each request's answer is an SSE stream
-//! that carries, besides the request's own answer, what a server would
-//! send there while it is open: a notification tied to the request (its
-//! progress token, or a listen's subscription id) on that request's
-//! stream, other notifications, server requests and raw lines on the
-//! newest open stream (or on the next one to open). Its sockets set
-//! `TCP_NODELAY`, as servers that stream do, so a small event never waits
-//! for the client's delayed ACK.
+//! The suite's peer is a small HTTP server (`contract/hub.rs` says where
+//! it writes each message, as a server of that era would). Before the
+//! suite starts, the harness runs the legacy handshake through the
+//! transport (the hub answers it), so the session id and version header
+//! are in force for every rule; the hub refuses a request without them,
+//! and each run asserts none was refused. Its sockets set `TCP_NODELAY`,
+//! as servers that stream do, so a small event never waits for the
+//! client's delayed ACK.
 //!
 //! How a wire cancel reaches the rules that expect one:
 //!
-//! * legacy: the transport POSTs `notifications/cancelled`, which the suite
-//!   sees as it is;
+//! * legacy and 2024-11-05: the transport POSTs `notifications/cancelled`,
+//!   which the suite sees as it is;
 //! * modern: the transport closes the request's stream; the peer sees the
 //!   stream close before it answered and reports it to the suite as the
 //!   `notifications/cancelled` a stdio transport would have written. To make
@@ -21,34 +22,31 @@
 //!   protocol version to each (and the peer takes it out again, so the suite
 //!   sees its requests as it sent them).
 //!
-//! Rules that cannot apply to HTTP, and are skipped (asserted exactly):
+//! Rules that cannot apply, and are skipped (asserted exactly):
 //!
-//! * in both eras, `server_speaks_first`, `server_requests` and
-//!   `unhandled_server_request`: a server can speak only on a request's
-//!   stream (the legacy GET stream is not written yet; modern HTTP has
-//!   none), so a notification or server request sent while no request is
-//!   open waits for one; server requests on a request's stream are shown in
-//!   `tests/legacy.rs`;
-//! * in both eras, `peer_death`: HTTP has no connection whose end means the
+//! * everywhere, `peer_death`: HTTP has no connection whose end means the
 //!   server is gone: a dead server makes pending requests `StreamBroken`
 //!   and later ones `Unreachable`, never `ServerGone`;
-//! * in modern only, `notification_routing` and `listeners_cannot_block`:
-//!   they send notifications after every request was answered, and a
-//!   modern answer ends its stream (a legacy stream is read on until the
-//!   server ends it).
+//! * in modern only, `server_speaks_first`, `server_requests` and
+//!   `unhandled_server_request` (a 2026-07-28 server has no stream of its
+//!   own and sends no requests: multi round-trip requests replace them),
+//!   and `notification_routing` and `listeners_cannot_block` (they send
+//!   notifications after every request was answered, and a modern answer
+//!   ends its stream).
+
+mod contract {
+    pub(crate) mod hub;
+}
 
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
+use contract::hub::{ABSENT_KEY, Hub, Mode, VERSION_KEY};
 use futures::future::BoxFuture;
-use http::Response;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, StreamBody};
-use hyper::body::Frame;
+use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
-use mcp_protocol::{Message, Notification, Request, RequestId};
+use mcp_protocol::{Message, Notification, Request};
 use mcp_testkit::contract::{Harness, Peer, SuiteConfig, run_contract_suite_with};
 use mcp_transport::{
     ConnectionHandlers, RequestOptions, ResponseFuture, Transport, TransportError,
@@ -57,212 +55,6 @@ use mcp_transport_http::HttpTransportBuilder;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-
-const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
-const ABSENT_KEY: &str = "contract/params-absent";
-
-type Body = BoxBody<Bytes, Infallible>;
-
-struct Stream {
-    key: u64,
-    id: RequestId,
-    /// The request's progress token, if it gave one.
-    token: Option<RequestId>,
-    tx: mpsc::Sender<String>,
-    /// How many chunks were queued, and (from the body) how many hyper
-    /// has taken to write.
-    queued: u64,
-    written: tokio::sync::watch::Receiver<u64>,
-}
-
-impl Stream {
-    fn write(&mut self, chunk: String) -> u64 {
-        if self.tx.try_send(chunk).is_ok() {
-            self.queued += 1;
-        }
-        self.queued
-    }
-}
-
-type Written = Option<(tokio::sync::watch::Receiver<u64>, u64)>;
-
-#[derive(Default)]
-struct Streams {
-    open: Vec<Stream>,
-    waiting: Vec<String>,
-    next_key: u64,
-}
-
-struct Hub {
-    modern: bool,
-    inbox: mpsc::UnboundedSender<Message>,
-    streams: Mutex<Streams>,
-}
-
-impl Hub {
-    fn streams(&self) -> std::sync::MutexGuard<'_, Streams> {
-        self.streams.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Writes a server message where a server would: a notification tied
-    /// to a request (its progress token, or the subscription id of a
-    /// listen) on that request's stream, anything else on the newest open
-    /// stream, or keeps it for the next.
-    fn push(&self, message: Option<&Message>, chunk: String) {
-        let mut streams = self.streams();
-        let tied = message.and_then(|m| match m {
-            Message::Notification(n) => {
-                let params = n.params.as_ref();
-                let token = params
-                    .and_then(|p| p.get("progressToken"))
-                    .or_else(|| n.meta().and_then(|m| m.get("progressToken")))
-                    .and_then(RequestId::from_value);
-                let subscription = n
-                    .meta()
-                    .and_then(|m| m.get("io.modelcontextprotocol/subscriptionId"))
-                    .and_then(RequestId::from_value);
-                streams.open.iter().position(|s| {
-                    (token.is_some() && s.token == token) || subscription.as_ref() == Some(&s.id)
-                })
-            }
-            _ => None,
-        });
-        let newest = streams.open.len().checked_sub(1);
-        match tied.or(newest) {
-            Some(i) => {
-                streams.open[i].write(chunk);
-            }
-            None => streams.waiting.push(chunk),
-        }
-    }
-
-    /// Answers on the request's own stream. A modern stream ends with its
-    /// answer; a legacy one stays open (servers SHOULD close it, and may
-    /// not), and takes what is sent later while it is the newest.
-    ///
-    /// Returns what to wait on until hyper has taken the answer to write:
-    /// only then has the server "sent" it, as a stdio peer has once its
-    /// line is written.
-    fn answer(&self, id: &RequestId, chunk: String) -> Written {
-        let mut streams = self.streams();
-        let i = streams.open.iter().rposition(|s| &s.id == id)?;
-        if self.modern {
-            let mut stream = streams.open.remove(i);
-            let seq = stream.write(chunk);
-            Some((stream.written.clone(), seq))
-        } else {
-            let seq = streams.open[i].write(chunk);
-            Some((streams.open[i].written.clone(), seq))
-        }
-    }
-
-    async fn handle(self: Arc<Self>, body: Bytes) -> Response<Body> {
-        let Ok(value) = serde_json::from_slice::<Value>(&body) else {
-            return status(400);
-        };
-        let Ok(mut message) = Message::from_value(value) else {
-            return status(400);
-        };
-        let Message::Request(request) = &mut message else {
-            let _ = self.inbox.send(message);
-            return status(202);
-        };
-        if self.modern {
-            strip_injected(request);
-        }
-        let id = request.id.clone();
-        let token = request
-            .meta()
-            .and_then(|m| m.get("progressToken"))
-            .and_then(RequestId::from_value);
-        let (tx, rx) = mpsc::channel::<String>(1024);
-        let (written_tx, written) = tokio::sync::watch::channel(0u64);
-        let key = {
-            let mut streams = self.streams();
-            streams.next_key += 1;
-            let key = streams.next_key;
-            let mut stream = Stream {
-                key,
-                id: id.clone(),
-                token,
-                tx,
-                queued: 0,
-                written,
-            };
-            for chunk in std::mem::take(&mut streams.waiting) {
-                stream.write(chunk);
-            }
-            streams.open.push(stream);
-            key
-        };
-        let _ = self.inbox.send(message);
-        // Keep-alives find a closed stream: closing it is the modern cancel.
-        let hub = self.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                let closed = {
-                    let mut streams = hub.streams();
-                    match streams.open.iter_mut().find(|s| s.key == key) {
-                        None => return, // answered
-                        Some(s) => {
-                            s.write(":\n\n".into());
-                            s.tx.is_closed()
-                        }
-                    }
-                };
-                if closed {
-                    hub.streams().open.retain(|s| s.key != key);
-                    if hub.modern {
-                        let cancel = Notification::new(
-                            "notifications/cancelled",
-                            Some(json!({"requestId": id, "reason": "the stream was closed"})),
-                        );
-                        let _ = hub.inbox.send(Message::Notification(cancel));
-                    }
-                    return;
-                }
-            }
-        });
-        let stream = futures::stream::unfold((rx, written_tx, 0u64), |(mut rx, w, n)| async move {
-            // Asked for the next chunk: hyper has taken the previous ones.
-            w.send_replace(n);
-            let chunk = rx.recv().await?;
-            Some((
-                Ok::<_, Infallible>(Frame::data(Bytes::from(chunk))),
-                (rx, w, n + 1),
-            ))
-        });
-        Response::builder()
-            .header("content-type", "text/event-stream")
-            .body(StreamBody::new(stream).boxed())
-            .unwrap()
-    }
-}
-
-fn strip_injected(request: &mut Request) {
-    let Some(Value::Object(params)) = request.params.as_mut() else {
-        return;
-    };
-    let mut absent = false;
-    if let Some(Value::Object(meta)) = params.get_mut("_meta") {
-        meta.remove(VERSION_KEY);
-        absent = meta.remove(ABSENT_KEY).is_some();
-        if meta.is_empty() {
-            params.remove("_meta");
-        }
-    }
-    if absent && params.is_empty() {
-        request.params = None;
-    }
-}
-
-fn status(code: u16) -> Response<Body> {
-    Response::builder()
-        .status(code)
-        .body(Full::new(Bytes::new()).boxed())
-        .unwrap()
-}
 
 struct HttpPeer {
     hub: Arc<Hub>,
@@ -273,16 +65,17 @@ struct HttpPeer {
 impl Drop for HttpPeer {
     fn drop(&mut self) {
         self.server.abort();
+        let refused = self.hub.refused.lock().unwrap();
+        assert!(
+            refused.is_empty() || std::thread::panicking(),
+            "the server refused requests: {refused:?}"
+        );
     }
 }
 
-async fn http_peer(modern: bool) -> (HttpPeer, String) {
+async fn http_peer(mode: Mode) -> (HttpPeer, String) {
     let (inbox_tx, inbox) = mpsc::unbounded_channel();
-    let hub = Arc::new(Hub {
-        modern,
-        inbox: inbox_tx,
-        streams: Mutex::new(Streams::default()),
-    });
+    let hub = Arc::new(Hub::new(mode, inbox_tx));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let serving = hub.clone();
@@ -300,13 +93,16 @@ async fn http_peer(modern: bool) -> (HttpPeer, String) {
                     move |request: http::Request<hyper::body::Incoming>| {
                         let hub = hub.clone();
                         async move {
-                            let body = request
-                                .into_body()
+                            let (parts, body) = request.into_parts();
+                            let body = body
                                 .collect()
                                 .await
                                 .map(|c| c.to_bytes())
                                 .unwrap_or_default();
-                            Ok::<_, Infallible>(hub.handle(body).await)
+                            let path = parts.uri.path().to_owned();
+                            Ok::<_, Infallible>(
+                                hub.handle(parts.method, path, parts.headers, body).await,
+                            )
                         }
                     },
                 );
@@ -353,7 +149,7 @@ impl Peer for HttpPeer {
 
     fn die(&mut self) -> BoxFuture<'_, ()> {
         self.server.abort();
-        self.hub.streams().open.clear();
+        self.hub.end_all();
         Box::pin(async {})
     }
 }
@@ -386,12 +182,28 @@ impl Transport for Modernize {
     }
 }
 
-const SKIPPED_LEGACY: &[&str] = &[
-    "server_speaks_first",
-    "server_requests",
-    "unhandled_server_request",
-    "peer_death",
-];
+/// The legacy handshake, answered by the hub, so that the session (and
+/// the version header) are in force before the suite's first rule.
+async fn handshake(transport: &Arc<dyn Transport>) {
+    let initialize = Request::new(
+        "contract-initialize",
+        "initialize",
+        Some(json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "contract", "version": "1"}})),
+    );
+    transport
+        .request(
+            initialize,
+            RequestOptions::new().timeout(Duration::from_secs(10)),
+        )
+        .await
+        .expect("the hub answers initialize");
+    transport
+        .notify(Notification::new("notifications/initialized", None))
+        .unwrap();
+}
+
+const SKIPPED_LEGACY: &[&str] = &["peer_death"];
 
 const SKIPPED_MODERN: &[&str] = &[
     "server_speaks_first",
@@ -402,8 +214,8 @@ const SKIPPED_MODERN: &[&str] = &[
     "listeners_cannot_block",
 ];
 
-async fn run(modern: bool) {
-    let skipped = if modern {
+async fn run(mode: Mode) {
+    let skipped = if mode == Mode::Modern {
         SKIPPED_MODERN
     } else {
         SKIPPED_LEGACY
@@ -414,29 +226,38 @@ async fn run(modern: bool) {
     }
     let report = run_contract_suite_with(
         move |handlers: ConnectionHandlers| async move {
-            let (peer, url) = http_peer(modern).await;
+            let (peer, url) = http_peer(mode).await;
             let transport: Arc<dyn Transport> =
                 Arc::new(HttpTransportBuilder::new(url).build(handlers).unwrap());
-            let transport: Arc<dyn Transport> = if modern {
-                Arc::new(Modernize(transport))
-            } else {
-                transport
-            };
+            if mode == Mode::Modern {
+                return Harness::new(Arc::new(Modernize(transport)), peer);
+            }
+            handshake(&transport).await;
             Harness::new(transport, peer)
         },
         config,
     )
     .await;
-    println!("{report}");
+    println!("{mode:?}:\n{report}");
     report.assert_all_passed_except(skipped);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn contract_suite_over_legacy_http() {
-    run(false).await;
+async fn contract_suite_over_2025_03_26_http() {
+    run(Mode::Legacy("2025-03-26")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_suite_over_2025_11_25_http() {
+    run(Mode::Legacy("2025-11-25")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contract_suite_over_modern_http() {
-    run(true).await;
+    run(Mode::Modern).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_suite_over_2024_11_05_http_and_sse() {
+    run(Mode::Old).await;
 }
