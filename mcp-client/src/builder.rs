@@ -82,6 +82,7 @@ impl ClientBuilder {
                 log_level: None,
                 max_list_pages: 64,
                 max_rounds: 10,
+                restart: None,
                 tasks: false,
                 validate_structured_output: true,
                 cache_capacity: 512,
@@ -366,6 +367,39 @@ impl ClientBuilder {
         self
     }
 
+    /// Supervises the connection: when the server dies (stdio) or the
+    /// connection breaks (HTTP), the client connects again through its
+    /// connector by `policy`, and the same `Client` goes on.
+    ///
+    /// Calls made while it reconnects wait (within their timeouts); a call
+    /// in flight when the server died is sent again only when that is
+    /// harmless (reads, lists, listens, tools marked read-only or
+    /// idempotent), and otherwise fails with
+    /// [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun). Each
+    /// attempt is told as [`ServerEvent::Restarted`](crate::ServerEvent::Restarted); when the
+    /// budget is spent, calls fail with
+    /// [`ErrorKind::RestartsExhausted`](crate::ErrorKind::RestartsExhausted).
+    /// [`Client::close`](crate::Client::close) stops it for good.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> mcp_client::Result<()> {
+    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// use mcp_client::{Client, RestartPolicy};
+    ///
+    /// let client = Client::builder()
+    ///     .supervise(RestartPolicy::new())
+    ///     .connect(fake.connector())
+    ///     .await?;
+    /// # client.close().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn supervise(mut self, policy: crate::RestartPolicy) -> Self {
+        self.config.restart = Some(policy);
+        self
+    }
+
     /// Connects through `connector`, which can open fresh connections to
     /// the same server (the probe may need a second one).
     pub async fn connect(self, connector: impl Connector + 'static) -> Result<Client> {
@@ -425,6 +459,14 @@ impl ClientBuilder {
             .with_limits(config.limits);
         let ids = Arc::new(Ids::default());
         let late_discover = Arc::new(AtomicBool::new(false));
+        let supervisor = config.restart.clone().map(|policy| {
+            crate::supervision::Supervisor::new(
+                policy,
+                connector.clone(),
+                handlers.clone(),
+                negotiated.clone(),
+            )
+        });
         let established = Connecting {
             config: &config,
             connector: connector.as_ref(),
@@ -465,6 +507,7 @@ impl ClientBuilder {
             cache,
             listener,
             invalidation,
+            supervisor,
         };
         let session = Arc::new(Session::new(
             prelude,

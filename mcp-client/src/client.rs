@@ -82,15 +82,20 @@ impl Client {
         EventStream::new(self.session.events.subscribe())
     }
 
-    /// Whether the connection can still carry calls.
+    /// Whether the connection can still carry calls. A supervised client
+    /// ([`ClientBuilder::supervise`]) whose connection ended connects again
+    /// at the next call.
     pub fn is_alive(&self) -> bool {
-        self.session.transport.is_alive()
+        self.session.transport().is_alive()
     }
 
     /// Closes the connection (for a child process: stdin closed, then
     /// SIGTERM, then SIGKILL). Calls in flight fail with `Closed`.
     pub async fn close(&self) {
-        self.session.transport.close().await;
+        if let Some(supervisor) = &self.session.supervisor {
+            supervisor.stop();
+        }
+        self.session.transport().close().await;
     }
 
     /// Any request, typed by its method marker, with the era's envelope and
@@ -142,7 +147,7 @@ impl Client {
     /// notifications the client sends itself.
     pub fn notify_raw(&self, method: &str, params: Option<Value>) -> Result<()> {
         self.session
-            .transport
+            .transport()
             .notify(Notification::new(method, params))
             .map_err(|e| ClientError::from(e).with_method(method))
     }

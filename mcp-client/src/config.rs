@@ -42,6 +42,8 @@ pub(crate) struct Config {
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) max_list_pages: usize,
     pub(crate) max_rounds: u32,
+    /// Restart the connection when it ends (a supervised client).
+    pub(crate) restart: Option<crate::RestartPolicy>,
     pub(crate) tasks: bool,
     pub(crate) validate_structured_output: bool,
     pub(crate) cache_capacity: usize,

@@ -102,6 +102,13 @@ pub enum ErrorKind {
         /// What lost the answer.
         cause: TransportError,
     },
+    /// A supervised connection ended and could not be restarted within its
+    /// budget ([`RestartPolicy`](crate::RestartPolicy)); every later call
+    /// fails with this too.
+    RestartsExhausted {
+        /// The attempts that failed, oldest first.
+        attempts: Vec<crate::RestartAttempt>,
+    },
     /// A multi round-trip request needed more rounds than allowed.
     TooManyRounds {
         /// How many rounds ran.
@@ -283,6 +290,17 @@ impl fmt::Display for ErrorKind {
                 "{cause}; the server may have run the request, so it was not re-sent \
                  (retry only if running it twice is harmless)"
             ),
+            ErrorKind::RestartsExhausted { attempts } => {
+                write!(
+                    f,
+                    "the connection ended and {} restart attempts failed",
+                    attempts.len()
+                )?;
+                if let Some(last) = attempts.last() {
+                    write!(f, " (the last: {})", last.failure.as_deref().unwrap_or("?"))?;
+                }
+                f.write_str("; connect again when the server is back")
+            }
             ErrorKind::TooManyRounds { rounds } => write!(
                 f,
                 "the server still asked for input after {rounds} rounds; giving up \

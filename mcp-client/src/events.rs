@@ -49,6 +49,9 @@ pub enum ServerEvent {
     /// A condition of the transport itself: noise skipped, a malformed or
     /// oversized message, an error with a null id.
     Transport(TransportEvent),
+    /// A supervised connection ended and the client connected again (or
+    /// tried to: the attempt's `failure` says why it did not).
+    Restarted(crate::RestartAttempt),
     /// Anything else, as it came.
     Other(Notification),
 }

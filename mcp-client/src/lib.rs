@@ -62,6 +62,7 @@ mod recovery;
 mod server_requests;
 mod session;
 pub mod subscriptions;
+mod supervision;
 pub mod tasks;
 mod tool_schemas;
 mod verdict;
@@ -74,6 +75,7 @@ pub use events::{EventStream, ServerEvent};
 pub use options::{CallOptions, ProgressCallback};
 pub use page::Page;
 pub use subscriptions::{Subscription, Watch};
+pub use supervision::{RestartAttempt, RestartPolicy};
 pub use verdict::{Reached, Verdict};
 
 pub use mcp_protocol as protocol;

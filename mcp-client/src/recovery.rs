@@ -23,10 +23,10 @@ use crate::session::Session;
 pub(crate) struct Recovery {
     /// Held while the session is re-initialized, so that it happens once
     /// however many requests met the expiry.
-    reinitializing: tokio::sync::Mutex<()>,
+    pub(crate) reinitializing: tokio::sync::Mutex<()>,
     /// Set while a re-initialize runs: new requests wait for it rather
     /// than going out with no session.
-    busy: AtomicBool,
+    pub(crate) busy: AtomicBool,
     /// Bumped by each re-initialize. A request that met an expiry under an
     /// older generation finds the session already renewed.
     generation: AtomicU64,
@@ -41,6 +41,11 @@ impl Recovery {
     /// The session generation a request goes out under.
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
+    }
+
+    /// Marks the end of a re-initialize or restart.
+    pub(crate) fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Waits while a re-initialize runs (cheap when none does).
@@ -81,7 +86,8 @@ impl Recovery {
     }
 
     /// Whether a request whose answer was lost may be sent again: it only
-    /// reads (discover, lists, reads, `prompts/get`, completion, ping), or
+    /// reads (discover, lists, reads, `prompts/get`, completion, ping) or
+    /// listens, or
     /// calls a tool whose annotations say it is read-only or idempotent.
     pub(crate) fn resend_is_harmless(&self, method: &str, params: Option<&Value>) -> bool {
         match method {
@@ -95,7 +101,9 @@ impl Recovery {
             | methods::PROMPTS_GET
             | methods::COMPLETION_COMPLETE
             | methods::TASKS_GET
-            | methods::TASKS_LIST => true,
+            | methods::TASKS_LIST
+            // Listening again only subscribes again.
+            | methods::SUBSCRIPTIONS_LISTEN => true,
             methods::TOOLS_CALL => params
                 .and_then(|p| p.get("name"))
                 .and_then(Value::as_str)
@@ -124,7 +132,7 @@ impl Session {
         }
         recovery.busy.store(true, Ordering::Release);
         let outcome = self.handshake_again().await;
-        recovery.generation.fetch_add(1, Ordering::AcqRel);
+        recovery.bump();
         recovery.busy.store(false, Ordering::Release);
         outcome
     }
@@ -147,7 +155,7 @@ impl Session {
             .no_wire_cancel();
         let fail = |e: ClientError| e.with_method(methods::INITIALIZE);
         let value = self
-            .transport
+            .transport()
             .request(request, options)
             .await
             .map_err(|e| fail(e.into()))?;
@@ -159,7 +167,7 @@ impl Session {
         if result.protocol_version != version {
             // A different revision now would change what every later
             // message means; the connection is not silently switched.
-            self.transport.close().await;
+            self.transport().close().await;
             return Err(fail(ClientError::invalid(format!(
                 "the new session answered revision {} instead of {version}",
                 result.protocol_version
@@ -170,7 +178,7 @@ impl Session {
             v.server_info = Some(result.server_info);
             v.instructions = result.instructions;
         });
-        self.transport
+        self.transport()
             .notify(Notification::new(methods::NOTIFICATION_INITIALIZED, None))
             .map_err(|e| ClientError::from(e).with_method(methods::NOTIFICATION_INITIALIZED))?;
         self.cache.clear();
@@ -181,12 +189,12 @@ impl Session {
     /// The log level and subscriptions of the old session, on the new one;
     /// a failure is logged, not fatal (the requests still deserve their
     /// retry).
-    async fn reapply(&self) {
+    pub(crate) async fn reapply(&self) {
         let options = || RequestOptions::new().timeout(self.config.request_timeout);
         if let Some(level) = self.log_level() {
             let params = json!({ "level": level.as_str() });
             let request = Request::new(self.ids.next(), methods::LOGGING_SET_LEVEL, Some(params));
-            if let Err(error) = self.transport.request(request, options()).await {
+            if let Err(error) = self.transport().request(request, options()).await {
                 tracing::warn!(%error, "could not set the log level on the new session");
             }
         }
@@ -197,7 +205,7 @@ impl Session {
                 methods::RESOURCES_SUBSCRIBE,
                 Some(json!({ "uri": uri })),
             );
-            if let Err(error) = self.transport.request(request, options()).await {
+            if let Err(error) = self.transport().request(request, options()).await {
                 tracing::warn!(%error, %uri, "could not subscribe again on the new session");
             }
         }

@@ -19,6 +19,7 @@ use crate::events::ServerEvent;
 use crate::gating;
 use crate::options::CallOptions;
 use crate::recovery::Recovery;
+use crate::supervision::Supervisor;
 use crate::tool_schemas::{InputSchemas, OutputSchemas};
 use crate::verdict::Verdict;
 
@@ -72,7 +73,8 @@ pub(crate) fn envelope(
 /// The live state of a connected client.
 pub(crate) struct Session {
     pub(crate) config: Arc<Config>,
-    pub(crate) transport: Arc<dyn Transport>,
+    /// The connection; replaced when a supervised client reconnects.
+    transport: RwLock<Arc<dyn Transport>>,
     pub(crate) ids: Arc<Ids>,
     verdict: RwLock<Verdict>,
     log_level: RwLock<Option<LoggingLevel>>,
@@ -84,6 +86,8 @@ pub(crate) struct Session {
     pub(crate) input_schemas: InputSchemas,
     /// What an expired session or a lost answer is recovered with.
     pub(crate) recovery: Recovery,
+    /// Restarts the connection when it ends, when the client is supervised.
+    pub(crate) supervisor: Option<Supervisor>,
     /// The connection's listener, for streams that feed the same events.
     pub(crate) listener: Listener,
     /// What drops stale cache entries, for listeners of listen streams.
@@ -100,6 +104,7 @@ pub(crate) struct Prelude {
     pub(crate) cache: Arc<Cache>,
     pub(crate) listener: Listener,
     pub(crate) invalidation: Tap<Notification>,
+    pub(crate) supervisor: Option<Supervisor>,
 }
 
 impl Session {
@@ -112,11 +117,12 @@ impl Session {
             cache,
             listener,
             invalidation,
+            supervisor,
         } = prelude;
         let log_level = config.log_level.clone();
         Session {
             config,
-            transport,
+            transport: RwLock::new(transport),
             ids,
             verdict: RwLock::new(verdict),
             log_level: RwLock::new(log_level),
@@ -129,7 +135,21 @@ impl Session {
             output_schemas: OutputSchemas::default(),
             input_schemas: InputSchemas::default(),
             recovery: Recovery::default(),
+            supervisor,
         }
+    }
+
+    /// The connection in use now.
+    pub(crate) fn transport(&self) -> Arc<dyn Transport> {
+        self.transport
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Puts a new connection in place of the old one.
+    pub(crate) fn replace_transport(&self, transport: Arc<dyn Transport>) {
+        *self.transport.write().unwrap_or_else(|p| p.into_inner()) = transport;
     }
 
     pub(crate) fn verdict(&self) -> Verdict {
@@ -231,18 +251,18 @@ impl Session {
         let mut retried = false;
         // Sessions expire and streams break only on transports that answer
         // every request over a connection of their own (HTTP).
-        let recoverable = self.transport.answers_every_request();
-        let (mut renewed, mut resent) = (false, false);
+        let recoverable = self.transport().answers_every_request();
+        let (mut renewed, mut resent, mut restarted) = (false, false, false);
         loop {
-            self.recovery.settled().await;
-            let generation = self.recovery.generation();
+            let generation = self.ready().await.map_err(|e| self.fail(method, e))?;
             let id = self.ids.next();
             let token = options.wants_progress().then(|| id.clone());
             let level = self.log_level();
             // A copy of the params is kept only while a retry is still
             // possible; large arguments are not copied for nothing.
-            let may_retry =
-                (version.era() == Era::Modern && !retried) || (recoverable && !(renewed && resent));
+            let may_retry = (version.era() == Era::Modern && !retried)
+                || (recoverable && !(renewed && resent))
+                || (self.supervised() && !restarted);
             let attempt = if may_retry {
                 params.clone()
             } else {
@@ -267,7 +287,7 @@ impl Session {
                 }
                 _ => None,
             };
-            let answer = self.transport.request(request, transport_options);
+            let answer = self.transport().request(request, transport_options);
             let outcome =
                 tracing::Instrument::instrument(with_progress(answer, progress), span).await;
             match outcome {
@@ -323,9 +343,47 @@ impl Session {
                     tracing::info!(method, %cause, "the answer was lost; sending the request again");
                     resent = true;
                 }
+                Err(e @ (TransportError::ServerGone(_) | TransportError::Unreachable { .. }))
+                    if self.supervised() && !restarted =>
+                {
+                    self.restart(generation, &e)
+                        .await
+                        .map_err(|e| self.fail(method, e))?;
+                    restarted = true;
+                    // Unreachable: nothing was sent. A server that died with
+                    // the request may have run it.
+                    let reached = matches!(e, TransportError::ServerGone(_));
+                    if reached && !self.recovery.resend_is_harmless(method, params.as_ref()) {
+                        return Err(self.fail(method, ErrorKind::MayHaveRun { cause: e }));
+                    }
+                    tracing::info!(method, "sending the request again on the new connection");
+                }
                 other => return other.map_err(|e| self.fail(method, e)),
             }
         }
+    }
+
+    /// Waits until a request may go out, and returns the generation it
+    /// goes out under: after a re-initialize or restart in progress, and,
+    /// for a supervised client whose connection already ended, after
+    /// restarting it (nothing was sent on the dead one).
+    async fn ready(&self) -> Result<u64> {
+        self.recovery.settled().await;
+        if !self.supervised() {
+            return Ok(self.recovery.generation());
+        }
+        if let Some(e) = self.supervision_failure() {
+            return Err(e);
+        }
+        let generation = self.recovery.generation();
+        if self.transport().is_alive() {
+            return Ok(generation);
+        }
+        let ended = TransportError::ServerGone(Box::new(mcp_transport::GoneInfo::new(
+            "the connection had ended",
+        )));
+        self.restart(generation, &ended).await?;
+        Ok(self.recovery.generation())
     }
 
     fn transport_options(&self, method: &str, options: &CallOptions) -> RequestOptions {
