@@ -55,6 +55,7 @@ mod error;
 pub mod events;
 mod gating;
 pub mod handlers;
+pub mod host;
 pub mod mrtr;
 mod options;
 mod page;

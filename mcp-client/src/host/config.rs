@@ -1,0 +1,322 @@
+//! The `mcpServers` files desktop and editor clients already use, read into
+//! server definitions: `command`/`args`/`env`/`cwd` for a server run over
+//! stdio, `url`/`headers` for one over HTTP, with a `type` field where the
+//! file has one. VS Code's form (`servers` instead of `mcpServers`) is read
+//! too.
+//!
+//! Strings are expanded as those files expand them: `${VAR}`,
+//! `${VAR:-default}` and VS Code's `${env:VAR}` from the environment; an
+//! unset variable without a default is an error that names it (a server
+//! started with an empty token fails later, and less clearly).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// How one server is reached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerDefinition {
+    /// A child process speaking over stdio.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Environment variables set for it.
+        env: BTreeMap<String, String>,
+        /// Its working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// A server over HTTP (Streamable HTTP, or the 2024-11-05 HTTP+SSE
+    /// transport it falls back to).
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Headers sent with every request (an `Authorization` header, say).
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// The servers of one configuration file, by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServersFile {
+    /// Each server's definition, by the name the file gives it.
+    pub servers: BTreeMap<String, ServerDefinition>,
+}
+
+/// Why a configuration could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The text is not JSON, or not of the shape these files have.
+    #[error("not a servers file: {0}")]
+    Invalid(String),
+    /// A server's entry is wrong.
+    #[error("server {server:?}: {detail}")]
+    Server {
+        /// The server's name.
+        server: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A string names an environment variable that is not set and has no
+    /// default.
+    #[error(
+        "server {server:?}: ${{{variable}}} is not set (give it a value or a default, ${{{variable}:-...}})"
+    )]
+    Unset {
+        /// The server's name.
+        server: String,
+        /// The variable.
+        variable: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawFile {
+    #[serde(default)]
+    mcp_servers: Option<BTreeMap<String, RawServer>>,
+    /// VS Code's `.vscode/mcp.json`.
+    #[serde(default)]
+    servers: Option<BTreeMap<String, RawServer>>,
+}
+
+#[derive(Deserialize)]
+struct RawServer {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, Value>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+impl ServersFile {
+    /// Reads a file's JSON, expanding variables from the process's
+    /// environment.
+    ///
+    /// ```
+    /// use mcp_client::host::{ServerDefinition, ServersFile};
+    ///
+    /// let file = ServersFile::from_json(r#"{"mcpServers": {
+    ///     "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${HOME:-/tmp}"]},
+    ///     "remote": {"type": "http", "url": "https://example.com/mcp",
+    ///                "headers": {"Authorization": "Bearer ${TOKEN:-none}"}}
+    /// }}"#).unwrap();
+    /// assert!(matches!(file.servers["files"], ServerDefinition::Stdio { .. }));
+    /// let ServerDefinition::Http { headers, .. } = &file.servers["remote"] else { panic!() };
+    /// assert!(headers["Authorization"].starts_with("Bearer "));
+    /// ```
+    pub fn from_json(text: &str) -> Result<ServersFile, ConfigError> {
+        Self::from_json_with(text, |name| std::env::var(name).ok())
+    }
+
+    /// Reads a file's JSON, expanding variables with `lookup`.
+    pub fn from_json_with(
+        text: &str,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<ServersFile, ConfigError> {
+        let raw: RawFile =
+            serde_json::from_str(text).map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        let Some(entries) = raw.mcp_servers.or(raw.servers) else {
+            return Err(ConfigError::Invalid(
+                "no \"mcpServers\" (or \"servers\") object".into(),
+            ));
+        };
+        let mut servers = BTreeMap::new();
+        for (name, entry) in entries {
+            let definition = definition(&name, entry, &lookup)?;
+            servers.insert(name, definition);
+        }
+        Ok(ServersFile { servers })
+    }
+}
+
+fn definition(
+    name: &str,
+    raw: RawServer,
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<ServerDefinition, ConfigError> {
+    let expand = |text: &str| {
+        expand(text, lookup).map_err(|variable| ConfigError::Unset {
+            server: name.to_owned(),
+            variable,
+        })
+    };
+    let wrong = |detail: &str| ConfigError::Server {
+        server: name.to_owned(),
+        detail: detail.to_owned(),
+    };
+    let kind = raw.kind.as_deref().map(str::to_ascii_lowercase);
+    match (kind.as_deref(), &raw.command, &raw.url) {
+        (None | Some("stdio"), Some(command), None) => {
+            let mut env = BTreeMap::new();
+            for (key, value) in &raw.env {
+                let value = match value {
+                    Value::String(s) => expand(s)?,
+                    Value::Null => continue,
+                    other => other.to_string(),
+                };
+                env.insert(key.clone(), value);
+            }
+            Ok(ServerDefinition::Stdio {
+                command: expand(command)?,
+                args: raw
+                    .args
+                    .iter()
+                    .map(|a| expand(a))
+                    .collect::<Result<_, _>>()?,
+                env,
+                cwd: raw
+                    .cwd
+                    .as_deref()
+                    .map(expand)
+                    .transpose()?
+                    .map(PathBuf::from),
+            })
+        }
+        (None | Some("http" | "streamable-http" | "streamablehttp" | "sse"), None, Some(url)) => {
+            let mut headers = BTreeMap::new();
+            for (key, value) in &raw.headers {
+                headers.insert(key.clone(), expand(value)?);
+            }
+            Ok(ServerDefinition::Http {
+                url: expand(url)?,
+                headers,
+            })
+        }
+        (_, Some(_), Some(_)) => Err(wrong("has both a command and a url; give one")),
+        (_, None, None) => Err(wrong("has neither a command nor a url")),
+        (Some(other), _, _) => Err(wrong(&format!(
+            "type {other:?} does not match its fields (stdio needs a command; http and sse a url)"
+        ))),
+    }
+}
+
+/// Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}`; `Err` names an
+/// unset variable without a default. `$$` is a literal `$`.
+fn expand(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+            continue;
+        }
+        let Some(body) = after.strip_prefix('{') else {
+            out.push('$');
+            rest = after;
+            continue;
+        };
+        let Some(end) = body.find('}') else {
+            // No closing brace: left as it is.
+            out.push_str(&rest[at..]);
+            return Ok(out);
+        };
+        let inner = &body[..end];
+        let inner = inner.strip_prefix("env:").unwrap_or(inner);
+        let (variable, default) = match inner.split_once(":-") {
+            Some((v, d)) => (v, Some(d)),
+            None => (inner, None),
+        };
+        match (lookup(variable), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => return Err(variable.to_owned()),
+        }
+        rest = &body[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "TOKEN" => Some("s3cret".into()),
+            "HOME" => Some("/home/ada".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn variables_are_expanded_as_the_files_do() {
+        assert_eq!(expand("Bearer ${TOKEN}", &env).unwrap(), "Bearer s3cret");
+        assert_eq!(expand("${env:HOME}/x", &env).unwrap(), "/home/ada/x");
+        assert_eq!(expand("${NOPE:-fallback}", &env).unwrap(), "fallback");
+        assert_eq!(expand("$$5 and $PATH", &env).unwrap(), "$5 and $PATH");
+        assert_eq!(expand("${NOPE}", &env), Err("NOPE".into()));
+        assert_eq!(expand("${open", &env).unwrap(), "${open");
+    }
+
+    #[test]
+    fn both_file_forms_and_every_type_are_read() {
+        let file = ServersFile::from_json_with(
+            r#"{"servers": {
+                "a": {"type": "stdio", "command": "srv", "args": ["--home", "${HOME}"],
+                      "env": {"KEY": "${TOKEN}", "N": 3}, "cwd": "/tmp"},
+                "b": {"type": "sse", "url": "http://h/sse"},
+                "c": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
+            }}"#,
+            env,
+        )
+        .unwrap();
+        assert_eq!(
+            file.servers["a"],
+            ServerDefinition::Stdio {
+                command: "srv".into(),
+                args: vec!["--home".into(), "/home/ada".into()],
+                env: [("KEY".into(), "s3cret".into()), ("N".into(), "3".into())].into(),
+                cwd: Some("/tmp".into()),
+            }
+        );
+        assert!(
+            matches!(&file.servers["b"], ServerDefinition::Http { url, .. } if url == "http://h/sse")
+        );
+        let ServerDefinition::Http { headers, .. } = &file.servers["c"] else {
+            panic!()
+        };
+        assert_eq!(headers["Authorization"], "Bearer s3cret");
+    }
+
+    #[test]
+    fn wrong_entries_say_which_server_and_why() {
+        let both = ServersFile::from_json_with(
+            r#"{"mcpServers": {"x": {"command": "a", "url": "http://b"}}}"#,
+            env,
+        );
+        assert!(matches!(both, Err(ConfigError::Server { server, .. }) if server == "x"));
+        let unset =
+            ServersFile::from_json_with(r#"{"mcpServers": {"y": {"command": "${MISSING}"}}}"#, env);
+        assert_eq!(
+            unset,
+            Err(ConfigError::Unset {
+                server: "y".into(),
+                variable: "MISSING".into()
+            })
+        );
+        assert!(matches!(
+            ServersFile::from_json_with("{}", env),
+            Err(ConfigError::Invalid(_))
+        ));
+    }
+}

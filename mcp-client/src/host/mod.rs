@@ -1,0 +1,600 @@
+//! A host of many servers: named clients connected concurrently, one tool
+//! (and prompt, and resource) list across them with names that never
+//! collide, each call routed to its server, and one stream of their
+//! change notifications, each tagged with its server.
+//!
+//! One server that fails or hangs never holds the others up: each connects
+//! on a task of its own, bounded by its own connect timeout, and has a
+//! [`ServerStatus`]. Servers come from code ([`HostBuilder::server`]) or
+//! from the `mcpServers` files desktop and editor clients use
+//! ([`ServersFile`], [`HostBuilder::servers_file`]).
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> mcp_client::Result<()> {
+//! use mcp_client::host::Host;
+//! use mcp_testkit::fake::{FakeConfig, FakeServer};
+//!
+//! let host = Host::builder()
+//!     .server("one", FakeServer::new(FakeConfig::legacy()).connector())
+//!     .server("two", FakeServer::new(FakeConfig::modern()).connector())
+//!     .connect()
+//!     .await;
+//! let tools = host.list_tools().await;
+//! // Both servers have an `echo`; the names tell them apart.
+//! assert!(tools.iter().any(|t| t.name == "one__echo"));
+//! assert!(tools.iter().any(|t| t.name == "two__echo"));
+//! let result = host.call_tool("two__echo", serde_json::json!({"text": "hi"})).await?;
+//! assert!(!result.is_error());
+//! host.close().await;
+//! # Ok(())
+//! # }
+//! ```
+
+mod config;
+mod naming;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use futures::future::join_all;
+use mcp_protocol::types::{
+    CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool,
+};
+use mcp_protocol::{Era, ProtocolVersion};
+use mcp_transport::Connector;
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio::time::Instant;
+
+pub use config::{ConfigError, ServerDefinition, ServersFile};
+pub use naming::{MAX_NAME, Naming};
+
+use crate::{Client, ClientBuilder, ClientError, Result, ServerEvent};
+
+/// Where a server of the host stands.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ServerStatus {
+    /// Still connecting.
+    Connecting,
+    /// Connected.
+    Ready {
+        /// Its era.
+        era: Era,
+        /// The revision in use.
+        version: ProtocolVersion,
+        /// How long connecting took.
+        took: Duration,
+    },
+    /// A supervised connection is being restored.
+    Restarting,
+    /// It could not connect (or its restarts ran out).
+    Failed {
+        /// Why, in words.
+        error: String,
+    },
+}
+
+/// A tool of one of the host's servers, under its host-wide name.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HostTool {
+    /// The name to call it by through the host.
+    pub name: String,
+    /// The server it belongs to.
+    pub server: String,
+    /// The tool as its server lists it (with its own name).
+    pub tool: Tool,
+}
+
+/// A prompt of one of the host's servers, under its host-wide name.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HostPrompt {
+    /// The name to get it by through the host.
+    pub name: String,
+    /// The server it belongs to.
+    pub server: String,
+    /// The prompt as its server lists it.
+    pub prompt: Prompt,
+}
+
+/// A resource of one of the host's servers (URIs are read through the
+/// server that listed them: [`Host::read_resource`]).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HostResource {
+    /// The server it belongs to.
+    pub server: String,
+    /// The resource as its server lists it.
+    pub resource: Resource,
+}
+
+/// A notification from one of the host's servers.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct HostEvent {
+    /// The server that sent it.
+    pub server: String,
+    /// What it said.
+    pub event: ServerEvent,
+}
+
+type MakeClient = Arc<dyn Fn(&str) -> ClientBuilder + Send + Sync>;
+
+/// A server's connector, or why this build cannot make one.
+type Reach = std::result::Result<Arc<dyn Connector>, String>;
+
+/// Builds a [`Host`].
+pub struct HostBuilder {
+    servers: Vec<(String, Reach)>,
+    client: MakeClient,
+    connect_timeout: Duration,
+    naming: Naming,
+}
+
+impl HostBuilder {
+    /// A server by name, reached through `connector`.
+    pub fn server(mut self, name: impl Into<String>, connector: impl Connector + 'static) -> Self {
+        self.servers.push((name.into(), Ok(Arc::new(connector))));
+        self
+    }
+
+    /// Every server of a configuration file. A server whose transport this
+    /// build lacks (the `stdio` or `http` feature) is listed as failed,
+    /// saying which feature it needs.
+    pub fn servers_file(mut self, file: &ServersFile) -> Self {
+        for (name, definition) in &file.servers {
+            self.servers
+                .push((name.clone(), connector_for(name, definition)));
+        }
+        self
+    }
+
+    /// How each server's client is built (its era, timeouts, handlers,
+    /// restart policy), given the server's name. The default is
+    /// `Client::builder().server_name(name)`.
+    pub fn client_builder(
+        mut self,
+        make: impl Fn(&str) -> ClientBuilder + Send + Sync + 'static,
+    ) -> Self {
+        self.client = Arc::new(make);
+        self
+    }
+
+    /// How long each server may take to connect (default 30 s); one that
+    /// takes longer is failed, and the others never wait for it.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How tool and prompt names are made distinct (default:
+    /// [`Naming::Prefixed`] with `__`).
+    pub fn naming(mut self, naming: Naming) -> Self {
+        self.naming = naming;
+        self
+    }
+
+    /// Starts connecting every server, each on a task of its own, and
+    /// returns at once; [`Host::settled`] waits for them.
+    pub fn start(self) -> Host {
+        let (events, _) = broadcast::channel(1024);
+        let inner = Arc::new(Inner {
+            servers: Mutex::new(BTreeMap::new()),
+            events,
+            naming: self.naming,
+            routes: RwLock::new(Routes::default()),
+        });
+        let mut tasks = Vec::new();
+        for (name, connector) in self.servers {
+            inner.set(&name, ServerStatus::Connecting, None);
+            let task = tokio::spawn(connect_one(
+                inner.clone(),
+                name,
+                connector,
+                self.client.clone(),
+                self.connect_timeout,
+            ));
+            tasks.push(task);
+        }
+        Host {
+            inner,
+            tasks: Arc::new(Mutex::new(tasks)),
+        }
+    }
+
+    /// Connects every server concurrently and returns once each is ready
+    /// or has failed (each within its own connect timeout).
+    pub async fn connect(self) -> Host {
+        let host = self.start();
+        host.settled().await;
+        host
+    }
+}
+
+#[derive(Default)]
+struct Routes {
+    tools: HashMap<String, (String, String)>,
+    prompts: HashMap<String, (String, String)>,
+}
+
+struct Entry {
+    status: ServerStatus,
+    client: Option<Client>,
+}
+
+struct Inner {
+    servers: Mutex<BTreeMap<String, Entry>>,
+    events: broadcast::Sender<HostEvent>,
+    naming: Naming,
+    routes: RwLock<Routes>,
+}
+
+impl Inner {
+    fn set(&self, name: &str, status: ServerStatus, client: Option<Client>) {
+        let mut servers = self.servers.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = servers.entry(name.to_owned()).or_insert(Entry {
+            status: ServerStatus::Connecting,
+            client: None,
+        });
+        entry.status = status;
+        if client.is_some() {
+            entry.client = client;
+        }
+    }
+
+    fn ready(&self) -> Vec<(String, Client)> {
+        let servers = self.servers.lock().unwrap_or_else(|p| p.into_inner());
+        servers
+            .iter()
+            .filter_map(|(name, e)| e.client.clone().map(|c| (name.clone(), c)))
+            .collect()
+    }
+}
+
+async fn connect_one(
+    inner: Arc<Inner>,
+    name: String,
+    connector: Reach,
+    make: MakeClient,
+    timeout: Duration,
+) {
+    let connector = match connector {
+        Ok(c) => c,
+        Err(error) => return inner.set(&name, ServerStatus::Failed { error }, None),
+    };
+    let started = Instant::now();
+    let builder = make(&name);
+    let connecting = builder.connect(SharedConnector(connector));
+    let client = match tokio::time::timeout(timeout, connecting).await {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => {
+            tracing::warn!(server = %name, error = %e, "a server of the host could not connect");
+            let error = e.to_string();
+            return inner.set(&name, ServerStatus::Failed { error }, None);
+        }
+        Err(_) => {
+            let error = format!("did not connect within {timeout:?}");
+            tracing::warn!(server = %name, %error, "a server of the host hangs");
+            return inner.set(&name, ServerStatus::Failed { error }, None);
+        }
+    };
+    let ready = ServerStatus::Ready {
+        era: client.era(),
+        version: client.protocol_version(),
+        took: started.elapsed(),
+    };
+    let mut events = client.events();
+    inner.set(&name, ready.clone(), Some(client));
+    // Its events, tagged, into the host's stream; restarts move the status.
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            if let ServerEvent::Restarted(attempt) = &event {
+                let status = if attempt.failure.is_none() {
+                    ready.clone()
+                } else {
+                    ServerStatus::Restarting
+                };
+                inner.set(&name, status, None);
+            }
+            let _ = inner.events.send(HostEvent {
+                server: name.clone(),
+                event,
+            });
+        }
+    });
+}
+
+/// A connector shared by the host's task and the client (for restarts).
+struct SharedConnector(Arc<dyn Connector>);
+
+impl Connector for SharedConnector {
+    fn connect(
+        &self,
+        handlers: mcp_transport::ConnectionHandlers,
+    ) -> futures::future::BoxFuture<
+        'static,
+        std::result::Result<Arc<dyn mcp_transport::Transport>, mcp_transport::TransportError>,
+    > {
+        self.0.connect(handlers)
+    }
+}
+
+fn connector_for(name: &str, definition: &ServerDefinition) -> Reach {
+    match definition {
+        #[cfg(feature = "stdio")]
+        ServerDefinition::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut command = crate::StdioCommand::new(command)
+                .args(args)
+                .envs(env)
+                .name(name);
+            if let Some(dir) = cwd {
+                command = command.current_dir(dir);
+            }
+            Ok(Arc::new(command))
+        }
+        #[cfg(feature = "http")]
+        ServerDefinition::Http { url, headers } => {
+            let mut builder = crate::HttpTransportBuilder::new(url.clone());
+            for (key, value) in headers {
+                let header = (
+                    mcp_transport_http::http::HeaderName::try_from(key.as_str()),
+                    mcp_transport_http::http::HeaderValue::try_from(value.as_str()),
+                );
+                match header {
+                    (Ok(k), Ok(v)) => builder = builder.header(k, v),
+                    _ => return Err(format!("header {key:?} is not a valid HTTP header")),
+                }
+            }
+            Ok(Arc::new(builder))
+        }
+        #[allow(unreachable_patterns)]
+        other => Err(format!(
+            "this build cannot reach {name:?}: it needs the {:?} feature of mcp-client",
+            match other {
+                ServerDefinition::Stdio { .. } => "stdio",
+                _ => "http",
+            }
+        )),
+    }
+}
+
+/// Many named servers as one; see the [module docs](self). Cheap to clone.
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<Inner>,
+    tasks: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Host {
+    /// A builder with no servers.
+    pub fn builder() -> HostBuilder {
+        HostBuilder {
+            servers: Vec::new(),
+            client: Arc::new(|name: &str| Client::builder().server_name(name)),
+            connect_timeout: Duration::from_secs(30),
+            naming: Naming::default(),
+        }
+    }
+
+    /// Waits until every server is ready or has failed.
+    pub async fn settled(&self) {
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|p| p.into_inner()));
+        join_all(tasks).await;
+    }
+
+    /// Every server's status, by name.
+    pub fn status(&self) -> BTreeMap<String, ServerStatus> {
+        let servers = self.inner.servers.lock().unwrap_or_else(|p| p.into_inner());
+        servers
+            .iter()
+            .map(|(n, e)| (n.clone(), e.status.clone()))
+            .collect()
+    }
+
+    /// One server's client, once it is connected.
+    pub fn client(&self, server: &str) -> Option<Client> {
+        let servers = self.inner.servers.lock().unwrap_or_else(|p| p.into_inner());
+        servers.get(server).and_then(|e| e.client.clone())
+    }
+
+    /// The change notifications of every server, each tagged with its
+    /// server, from now on.
+    pub fn events(&self) -> HostEvents {
+        HostEvents(self.inner.events.subscribe())
+    }
+
+    /// Every connected server's tools under host-wide names. The servers
+    /// are asked concurrently (each client serves its cached list while it
+    /// holds); one that fails is left out with a warning.
+    pub async fn list_tools(&self) -> Vec<HostTool> {
+        let listed = self
+            .gather(|c| async move { c.list_all_tools().await })
+            .await;
+        let pairs: Vec<(&str, &str)> = listed
+            .iter()
+            .map(|(s, t)| (s.as_str(), t.name.as_str()))
+            .collect();
+        let names = self.inner.naming.names(&pairs);
+        let tools: Vec<HostTool> = listed
+            .iter()
+            .zip(names)
+            .map(|((server, tool), name)| HostTool {
+                name,
+                server: server.clone(),
+                tool: tool.clone(),
+            })
+            .collect();
+        let mut routes = self.inner.routes.write().unwrap_or_else(|p| p.into_inner());
+        routes.tools = tools
+            .iter()
+            .map(|t| (t.name.clone(), (t.server.clone(), t.tool.name.clone())))
+            .collect();
+        tools
+    }
+
+    /// Calls a tool by its host-wide name, on its server.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
+        let (server, tool) = self.route(name, true).await?;
+        self.client_or_err(&server)?
+            .call_tool(&tool, arguments)
+            .await
+    }
+
+    /// Every connected server's prompts under host-wide names.
+    pub async fn list_prompts(&self) -> Vec<HostPrompt> {
+        let listed = self
+            .gather(|c| async move { c.list_all_prompts().await })
+            .await;
+        let pairs: Vec<(&str, &str)> = listed
+            .iter()
+            .map(|(s, p)| (s.as_str(), p.name.as_str()))
+            .collect();
+        let names = self.inner.naming.names(&pairs);
+        let prompts: Vec<HostPrompt> = listed
+            .iter()
+            .zip(names)
+            .map(|((server, prompt), name)| HostPrompt {
+                name,
+                server: server.clone(),
+                prompt: prompt.clone(),
+            })
+            .collect();
+        let mut routes = self.inner.routes.write().unwrap_or_else(|p| p.into_inner());
+        routes.prompts = prompts
+            .iter()
+            .map(|p| (p.name.clone(), (p.server.clone(), p.prompt.name.clone())))
+            .collect();
+        prompts
+    }
+
+    /// Gets a prompt by its host-wide name, from its server.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<GetPromptResult> {
+        let (server, prompt) = self.route(name, false).await?;
+        self.client_or_err(&server)?
+            .get_prompt(&prompt, arguments)
+            .await
+    }
+
+    /// Every connected server's resources, each with its server.
+    pub async fn list_resources(&self) -> Vec<HostResource> {
+        self.gather(|c| async move { c.list_all_resources().await })
+            .await
+            .into_iter()
+            .map(|(server, resource)| HostResource { server, resource })
+            .collect()
+    }
+
+    /// Reads a resource through the server that listed it.
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult> {
+        self.client_or_err(server)?.read_resource(uri).await
+    }
+
+    /// Closes every server, concurrently, each bounded by its client's own
+    /// close (a server that will not stop is killed).
+    pub async fn close(&self) {
+        for task in self
+            .tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
+            task.abort();
+        }
+        let clients = self.inner.ready();
+        join_all(clients.iter().map(|(_, c)| c.close())).await;
+    }
+
+    async fn gather<T, F, Fut>(&self, list: F) -> Vec<(String, T)>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: Future<Output = Result<Vec<T>>>,
+    {
+        let clients = self.inner.ready();
+        let lists = join_all(clients.iter().map(|(_, c)| list(c.clone()))).await;
+        let mut out = Vec::new();
+        for ((server, _), listed) in clients.into_iter().zip(lists) {
+            match listed {
+                Ok(items) => out.extend(items.into_iter().map(|i| (server.clone(), i))),
+                Err(e) => tracing::warn!(%server, error = %e, "left a server out of the list"),
+            }
+        }
+        out
+    }
+
+    /// The server and own name behind a host-wide name, listing first when
+    /// the name is not known yet.
+    async fn route(&self, name: &str, tool: bool) -> Result<(String, String)> {
+        let lookup = |host: &Host| {
+            let routes = host.inner.routes.read().unwrap_or_else(|p| p.into_inner());
+            let table = if tool { &routes.tools } else { &routes.prompts };
+            table.get(name).cloned()
+        };
+        if let Some(found) = lookup(self) {
+            return Ok(found);
+        }
+        if tool {
+            self.list_tools().await;
+        } else {
+            self.list_prompts().await;
+        }
+        lookup(self).ok_or_else(|| {
+            ClientError::usage(format!(
+                "no server of the host has a {} named {name:?}",
+                if tool { "tool" } else { "prompt" }
+            ))
+        })
+    }
+
+    fn client_or_err(&self, server: &str) -> Result<Client> {
+        self.client(server).ok_or_else(|| {
+            let status = self.status().get(server).cloned();
+            ClientError::usage(format!("server {server:?} is not connected ({status:?})"))
+        })
+    }
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("servers", &self.status())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The host's merged notifications; see [`Host::events`].
+pub struct HostEvents(broadcast::Receiver<HostEvent>);
+
+impl HostEvents {
+    /// The next notification, or `None` once the host is gone. Events a
+    /// slow reader missed are skipped.
+    pub async fn recv(&mut self) -> Option<HostEvent> {
+        loop {
+            match self.0.recv().await {
+                Ok(event) => return Some(event),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "host events were missed by a slow reader");
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for HostEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostEvents").finish_non_exhaustive()
+    }
+}
