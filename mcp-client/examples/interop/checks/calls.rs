@@ -42,7 +42,10 @@ pub(crate) async fn check_echo(client: &Client, kind: Kind) -> Check {
             if r.structured_content != Some(json!({ "result": text })) {
                 return Err(format!("structuredContent {:?}", r.structured_content));
             }
-            Ok("text and structuredContent round-trip".into())
+            Ok(format!(
+                "text of {} B and structuredContent round-trip",
+                text.len()
+            ))
         }
         Kind::Everything => {
             let r = call(client, "echo", json!({ "message": text })).await?;
@@ -50,7 +53,7 @@ pub(crate) async fn check_echo(client: &Client, kind: Kind) -> Check {
             if text_of(&r) != want {
                 return Err(format!("content {:?}, expected {want:?}", text_of(&r)));
             }
-            Ok("text round-trips".into())
+            Ok(format!("text of {} B round-trips", text.len()))
         }
     }
 }
@@ -115,7 +118,9 @@ pub(crate) async fn check_progress(client: &Client, kind: Kind) -> Check {
         sink.lock().unwrap().push((p.progress_f64(), p.total_f64()));
     });
     let params = CallToolRequestParams::new(tool).with_arguments(object(args));
+    let start = Instant::now();
     let r = client.call_tool_with(params, &options).await.map_err(err)?;
+    let took = start.elapsed();
     if r.is_error() {
         return Err(format!("isError: {}", text_of(&r)));
     }
@@ -132,7 +137,10 @@ pub(crate) async fn check_progress(client: &Client, kind: Kind) -> Check {
     if got != want {
         return Err(format!("progress {got:?}, expected {want:?}"));
     }
-    Ok(format!("{steps} notifications, in order"))
+    Ok(format!(
+        "{steps} notifications, in order; the call took {}",
+        ms(took)
+    ))
 }
 
 /// The `errors` check: a failing tool gives isError; an unknown resource, -32602.
@@ -171,12 +179,17 @@ pub(crate) async fn check_concurrent(client: &Client, kind: Kind) -> Check {
             }
         }
     });
+    let start = Instant::now();
     let results = futures::future::join_all(calls).await;
+    let took = start.elapsed();
     let wrong: Vec<String> = results.into_iter().filter_map(Result::err).collect();
     if !wrong.is_empty() {
         return Err(wrong.join("; "));
     }
-    Ok("16 echo calls at once, each answered with its own text".into())
+    Ok(format!(
+        "16 echo calls at once, each answered with its own text, in {}",
+        ms(took)
+    ))
 }
 
 /// What the Python server writes to stderr when its `slow` tool is
