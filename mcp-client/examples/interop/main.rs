@@ -81,11 +81,15 @@ async fn main() -> ExitCode {
         let server = if target.wire.is_http() {
             match servers::start(target) {
                 Ok(running) => {
-                    eprintln!(
-                        "interop: {label}: listening at {} after {}",
-                        running.url,
-                        table::ms(running.started_in)
-                    );
+                    if target.url.is_some() {
+                        eprintln!("interop: {label}: at {} (given)", running.url);
+                    } else {
+                        eprintln!(
+                            "interop: {label}: listening at {} after {}",
+                            running.url,
+                            table::ms(running.started_in)
+                        );
+                    }
                     Some(running)
                 }
                 Err(why) => {
