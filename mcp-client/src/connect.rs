@@ -15,6 +15,10 @@
 //! | the server dies during the probe | legacy on a new connection (once), keeping its stderr tail |
 //! | the transport is closed, or the probe cancelled | the connect fails |
 //!
+//! A client pinned to modern fails as `NotModern` on the same evidence of a
+//! legacy server (a JSON-RPC error of no modern meaning, an answer that is
+//! not JSON-RPC, an HTTP 4xx without a JSON-RPC body).
+//!
 //! The fallback never keys on one error code. If the legacy `initialize`
 //! then gets `-32022`, the server is modern after all: the client switches,
 //! once.
@@ -368,6 +372,13 @@ impl Connecting<'_> {
                 Err(TransportError::Malformed { detail }) => {
                     return Err(not_modern(format!(
                         "its server/discover answer is not JSON-RPC: {detail}"
+                    )));
+                }
+                // What the probe reads as legacy (an HTTP+SSE server has no
+                // POST at its URL: 404 or 405) is no modern server either.
+                Err(TransportError::Http { status, .. }) if (400..500).contains(&status) => {
+                    return Err(not_modern(format!(
+                        "it answered server/discover with HTTP {status} and no JSON-RPC error"
                     )));
                 }
                 Err(e) => return Err(ClientError::from(e).with_method(methods::SERVER_DISCOVER)),

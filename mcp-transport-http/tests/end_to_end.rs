@@ -298,6 +298,24 @@ mod probe {
         assert!(took < Duration::from_secs(2), "{took:?}");
     }
 
+    /// Pinned to modern, a `server/discover` refused with a 4xx and no
+    /// JSON-RPC body (what an HTTP+SSE server answers a POST to its SSE
+    /// URL) is evidence of a legacy server, as it is to the probe: the
+    /// connect fails as `NotModern`, not as a bare HTTP error.
+    #[tokio::test]
+    async fn pinned_modern_against_a_405_fails_as_not_modern() {
+        let outcome = Client::builder()
+            .era(mcp_client::EraMode::Modern)
+            .connect(HttpTransportBuilder::new(answering(405, None).await))
+            .await;
+        match outcome.map(|_| ()).map_err(|e| e.kind().clone()) {
+            Err(ErrorKind::NotModern { evidence }) => {
+                assert!(evidence.contains("HTTP 405"), "{evidence}");
+            }
+            other => panic!("expected NotModern, got {other:?}"),
+        }
+    }
+
     /// A server that takes the POST and never answers: over HTTP a legacy
     /// server answers every POST, so the probe timer running out fails the
     /// connect (over stdio the same silence means legacy).

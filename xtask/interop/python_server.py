@@ -1,7 +1,9 @@
 """The interop suite's own MCP server, on the official Python SDK (`mcp==2.3.0`).
 
-It speaks both eras over stdio (the SDK decides per connection: `initialize`
-for 2024-11-05..2025-11-25, per-request `_meta` for 2026-07-28), and offers
+It speaks both eras over stdio and Streamable HTTP (the SDK decides per
+connection, or per request over HTTP: `initialize` for
+2024-11-05..2025-11-25, per-request `_meta` and headers for 2026-07-28),
+legacy over HTTP+SSE, and offers
 one of each thing `cargo xtask interop` checks:
 
 - `echo`: returns its text (structured output: `{"result": text}`).
@@ -20,7 +22,11 @@ one of each thing `cargo xtask interop` checks:
   `interop://blob` (every byte value 0..255, sent as base64).
 - prompt `review`, with one argument.
 
-Run: `python python_server.py` (stdio). Written against the 2.3.0 API
+Run: `python python_server.py` (stdio), `python python_server.py
+streamable-http PORT [--stateless]` (Streamable HTTP at
+`http://127.0.0.1:PORT/mcp`, both eras; legacy sessions unless
+`--stateless`) or `python python_server.py sse PORT` (the 2024-11-05
+HTTP+SSE transport, `GET http://127.0.0.1:PORT/sse`). Written against the 2.3.0 API
 (`mcp.server.MCPServer`, formerly FastMCP; `Resolve`/`Elicit`/`ListRoots`
 from `mcp.server.mcpserver.resolve`); the suite pins that version.
 """
@@ -48,8 +54,8 @@ server = MCPServer(
     instructions="The mcp-client interop suite's Python server.",
 )
 
-# Each connection is its own process, so a module-level counter is per
-# connection.
+# Over stdio each connection is its own process; over HTTP the connections
+# share the process and so this list (each added tool gets a new name).
 added: list[str] = []
 
 
@@ -152,18 +158,70 @@ def review(code: str) -> str:
     return f"Please review this code:\n\n{code}"
 
 
-async def main() -> None:
-    # `MCPServer.run("stdio")` advertises no `listChanged` to legacy clients;
-    # this server does send tool list changes, so it says so.
+def announce_tool_changes() -> None:
+    """Makes every transport advertise `tools.listChanged` to legacy clients.
+
+    `MCPServer` builds its initialization options without it (over stdio,
+    SSE and Streamable HTTP alike); this server does send tool list
+    changes, so it says so.
+    """
     lowlevel = server._lowlevel_server  # noqa: SLF001 (no public accessor in 2.3.0)
-    options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True))
+    plain = lowlevel.create_initialization_options
+
+    def with_tools_changed(notification_options=None, *args, **kwargs):
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return plain(options, *args, **kwargs)
+
+    lowlevel.create_initialization_options = with_tools_changed
+
+
+async def serve_stdio() -> None:
+    lowlevel = server._lowlevel_server  # noqa: SLF001
     async with stdio_server() as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, options)
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+def usage() -> str:
+    return (
+        "usage: python_server.py [--check]\n"
+        "       python_server.py stdio\n"
+        "       python_server.py streamable-http PORT [--stateless]\n"
+        "       python_server.py sse PORT"
+    )
+
+
+def main(argv: list[str]) -> int:
+    if "--check" in argv:
+        # Imports and registrations succeeded.
+        print("ok")
+        return 0
+    announce_tool_changes()
+    transport = argv[0] if argv else "stdio"
+    if transport == "stdio" and len(argv) <= 1:
+        anyio.run(serve_stdio)
+        return 0
+    if transport not in ("streamable-http", "sse") or len(argv) < 2 or not argv[1].isdigit():
+        print(usage(), file=sys.stderr)
+        return 2
+    port = int(argv[1])
+    flags = argv[2:]
+    if transport == "sse":
+        if flags:
+            print(usage(), file=sys.stderr)
+            return 2
+        # The 2024-11-05 HTTP+SSE transport: GET /sse, POST /messages/.
+        server.run("sse", host="127.0.0.1", port=port)
+        return 0
+    if flags not in ([], ["--stateless"]):
+        print(usage(), file=sys.stderr)
+        return 2
+    # Streamable HTTP at /mcp. One server for both eras: a request whose
+    # Mcp-Protocol-Version names no handshake revision is served the
+    # 2026-07-28 way; the rest is legacy Streamable HTTP, in sessions
+    # (stateful) or each POST on its own (--stateless).
+    server.run("streamable-http", host="127.0.0.1", port=port, stateless_http=bool(flags))
+    return 0
 
 
 if __name__ == "__main__":
-    if "--check" in sys.argv:
-        # Imports and registrations succeeded.
-        print("ok")
-    else:
-        anyio.run(main)
+    sys.exit(main(sys.argv[1:]))

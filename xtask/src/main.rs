@@ -8,17 +8,22 @@
 //! - `cargo xtask deps`: only the dependency rules.
 //! - `cargo xtask interop [-- RUNNER ARGS]`: installs pinned real servers
 //!   into `.cache/interop/` (only when missing; a second run needs no
-//!   network, which the task proves), then runs the library, and the `mcp`
-//!   command line when it exists, against each of them over stdio in each
-//!   era, and prints a table of server × era × check (see [`interop`]).
+//!   network, which the task proves), then runs the library and the `mcp`
+//!   command line against each of them over stdio, Streamable HTTP and
+//!   HTTP+SSE in each era, and prints a table of server × era × check per
+//!   wire (see [`interop`]).
 //! - `cargo xtask interop-install [--offline]`: only the install step; with
 //!   `--offline`, fails if anything would need installing.
+//! - `cargo xtask interop-cli-http --mcp MCP --node NODE --python PYTHON`:
+//!   the interop task's CLI checks over HTTP, which it runs in a network
+//!   namespace of their own (see [`cli_http`]).
 //! - `cargo xtask bench [-- --quick]`: latency, throughput, memory and connect
 //!   time over stdio, against a bare pipe and against rmcp (see [`mod@bench`]);
 //!   the table goes to `target-bench/bench.md`.
 
 mod bench;
 mod cli;
+mod cli_http;
 mod interop;
 
 use std::process::{Command, ExitCode};
@@ -32,6 +37,7 @@ fn main() -> ExitCode {
         "deps" => deps(),
         "interop" => interop::interop(&args[1..]),
         "interop-install" => interop::install_only(&args[1..]),
+        "interop-cli-http" => cli_http::serve_and_check(&args[1..]),
         "bench" => bench::bench(&args[1..]),
         _ => {
             eprintln!(

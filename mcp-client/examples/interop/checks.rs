@@ -8,7 +8,7 @@ use mcp_client::protocol::{Era, ProtocolVersion};
 use mcp_client::{Client, ClientError, Reached, Verdict};
 use serde_json::{Map, Value, json};
 
-use crate::model::{Check, Kind, Mode};
+use crate::model::{Check, Kind, Mode, Wire};
 
 pub(crate) use calls::{
     check_cancel, check_close, check_concurrent, check_echo, check_elicitation, check_errors,
@@ -17,11 +17,11 @@ pub(crate) use calls::{
 pub(crate) use features::{check_list_changed, check_prompt, check_resource, check_roots};
 
 /// The `connect` check: the era, version and route the client settled on.
-pub(crate) fn check_verdict(kind: Kind, mode: Mode, v: &Verdict) -> Check {
+pub(crate) fn check_verdict(kind: Kind, wire: Wire, mode: Mode, v: &Verdict) -> Check {
     let want = match mode {
         Mode::Legacy => Era::Legacy,
         Mode::Modern => Era::Modern,
-        Mode::Auto => kind.native_era(),
+        Mode::Auto => kind.native_era(wire),
     };
     if v.era != want {
         return Err(format!(
@@ -39,15 +39,13 @@ pub(crate) fn check_verdict(kind: Kind, mode: Mode, v: &Verdict) -> Check {
     let reached_ok = match (mode, kind) {
         (Mode::Legacy, _) => v.reached == Reached::PinnedLegacy,
         (Mode::Modern, _) => v.reached == Reached::PinnedModern,
-        (Mode::Auto, Kind::Python) => v.reached == Reached::Discover,
-        (Mode::Auto, Kind::Everything) => {
-            v.reached == Reached::LegacyAfterProbeError { code: -32601 }
-        }
+        (Mode::Auto, _) => v.reached == kind.auto_reached(wire),
     };
     if !reached_ok {
         return Err(format!(
-            "reached {:?}, which is not how this server should be found",
-            v.reached
+            "reached {:?}, which is not how this server should be found ({:?})",
+            v.reached,
+            kind.auto_reached(wire)
         ));
     }
     let name = v

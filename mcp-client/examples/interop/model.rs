@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_client::protocol::Era;
 use mcp_client::protocol::types::ElicitRequestParams;
-use mcp_client::{EraMode, ServerEvent, Verdict};
+use mcp_client::{EraMode, Reached, ServerEvent, Verdict};
 use tokio::sync::Notify;
 
 /// The checks, in the order they run on each connection.
@@ -56,17 +56,106 @@ impl Kind {
         }
     }
 
-    /// The era a server really speaks, which `Auto` must find.
-    pub(crate) fn native_era(self) -> Era {
-        match self {
-            Kind::Python => Era::Modern,
-            Kind::Everything => Era::Legacy,
+    /// The era a server really speaks over `wire`, which `Auto` must find.
+    pub(crate) fn native_era(self, wire: Wire) -> Era {
+        if self.speaks_modern(wire) {
+            Era::Modern
+        } else {
+            Era::Legacy
         }
     }
 
-    /// Whether the server speaks the modern era at all.
-    pub(crate) fn speaks_modern(self) -> bool {
-        self == Kind::Python
+    /// Whether the server speaks the modern era at all over `wire` (no
+    /// server speaks it over the 2024-11-05 HTTP+SSE transport).
+    pub(crate) fn speaks_modern(self, wire: Wire) -> bool {
+        self == Kind::Python && wire != Wire::Sse
+    }
+
+    /// How `Auto` must find this server's era over `wire`.
+    pub(crate) fn auto_reached(self, wire: Wire) -> Reached {
+        match (self, wire) {
+            (Kind::Python, Wire::Sse) => Reached::LegacyAfterProbeError { code: 405 },
+            (Kind::Python, _) => Reached::Discover,
+            // Its Streamable HTTP front refuses any first POST that is not
+            // `initialize` with 400 and -32000; its SSE front has no POST
+            // route at /sse.
+            (Kind::Everything, Wire::Stdio) => Reached::LegacyAfterProbeError { code: -32601 },
+            (Kind::Everything, Wire::Http | Wire::HttpStateless) => {
+                Reached::LegacyAfterProbeError { code: -32000 }
+            }
+            (Kind::Everything, Wire::Sse) => Reached::LegacyAfterProbeError { code: 404 },
+        }
+    }
+
+    /// What a client pinned to modern must find in the evidence of its
+    /// `NotModern` error, for a server that does not speak modern.
+    pub(crate) fn not_modern_evidence(self, wire: Wire) -> &'static str {
+        match (self, wire) {
+            (_, Wire::Stdio) => "-32601",
+            (Kind::Everything, Wire::Http | Wire::HttpStateless) => "-32000",
+            (Kind::Everything, Wire::Sse) => "404",
+            (Kind::Python, _) => "405",
+        }
+    }
+}
+
+impl Kind {
+    /// Why the server cannot take part in `check` over `wire` in `era`,
+    /// if it cannot.
+    pub(crate) fn cannot(self, wire: Wire, era: Era, check: &str) -> Option<&'static str> {
+        match (self, wire, era, check) {
+            // No session: the SDK refuses to send a request to the client
+            // ("no back-channel for server-initiated requests").
+            (Kind::Python, Wire::HttpStateless, Era::Legacy, "elicitation" | "roots") => {
+                Some("a stateless legacy server cannot send requests to the client")
+            }
+            // Nor has it a stream for a notification tied to no request.
+            (Kind::Python, Wire::HttpStateless, Era::Legacy, "list-changed") => {
+                Some("a stateless legacy server has no stream for notifications of its own")
+            }
+            // It sends tools/list_changed as it takes notifications/initialized,
+            // before a client can have opened its GET stream, and keeps it
+            // only for a stream resumed with Last-Event-ID.
+            (Kind::Everything, Wire::Http, _, "list-changed") => Some(
+                "server-everything sends its only list change before the GET stream can be open",
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// How the client reaches a server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// A child process, over stdin and stdout.
+    #[default]
+    Stdio,
+    /// Streamable HTTP, with legacy sessions.
+    Http,
+    /// Streamable HTTP, each legacy POST on its own (no session, so no
+    /// server-to-client requests and no GET stream).
+    HttpStateless,
+    /// The 2024-11-05 HTTP+SSE transport (legacy only).
+    Sse,
+}
+
+impl Wire {
+    /// Every wire, in the order the tables show them.
+    pub(crate) const ALL: [Wire; 4] = [Wire::Stdio, Wire::Http, Wire::HttpStateless, Wire::Sse];
+
+    /// The wire's name in the table and on the command line.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Wire::Stdio => "stdio",
+            Wire::Http => "http",
+            Wire::HttpStateless => "http-stateless",
+            Wire::Sse => "sse",
+        }
+    }
+
+    /// Whether this is one of the HTTP transports.
+    pub(crate) fn is_http(self) -> bool {
+        self != Wire::Stdio
     }
 }
 
@@ -108,10 +197,14 @@ impl Mode {
 pub(crate) struct Target {
     /// Which server this is.
     pub(crate) kind: Kind,
+    /// How it is reached.
+    pub(crate) wire: Wire,
     /// The program to run.
     pub(crate) program: OsString,
-    /// Its arguments.
+    /// Its arguments before the transport's (the script or entry point).
     pub(crate) args: Vec<OsString>,
+    /// A server already listening (`--url`): nothing is started.
+    pub(crate) url: Option<String>,
     /// server-everything's `docs/` folder, whose files are its resources.
     pub(crate) docs: Option<PathBuf>,
 }
@@ -150,6 +243,8 @@ pub(crate) struct Cell {
 pub(crate) struct Column {
     /// The server.
     pub(crate) kind: Kind,
+    /// How it was reached.
+    pub(crate) wire: Wire,
     /// The era mode the client ran in.
     pub(crate) mode: Mode,
     /// The era the client settled on, when it connected.
@@ -173,6 +268,8 @@ pub(crate) struct Seen {
     pub(crate) stderr: Arc<Mutex<VecDeque<String>>>,
     /// The wire log of the connection, when it goes through the wire tap.
     pub(crate) wire_log: Option<PathBuf>,
+    /// How the connection reaches the server.
+    pub(crate) wire: Wire,
 }
 
 impl Seen {

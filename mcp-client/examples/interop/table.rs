@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::model::{CHECKS, Column, Mode, Outcome};
+use crate::model::{CHECKS, Column, Mode, Outcome, Wire};
 
 /// A duration as the table shows it: ms below 1 s, then s.
 pub(crate) fn ms(d: Duration) -> String {
@@ -16,8 +16,23 @@ pub(crate) fn ms(d: Duration) -> String {
     }
 }
 
-/// The report: a matrix of checks × (server, mode), then every detail.
+/// The report: per wire, a matrix of checks × (server, mode); then the
+/// counts and every detail.
 pub(crate) fn render(columns: &[Column], total: Duration) -> String {
+    let mut out = String::new();
+    for wire in Wire::ALL {
+        let of_wire: Vec<&Column> = columns.iter().filter(|c| c.wire == wire).collect();
+        if !of_wire.is_empty() {
+            let _ = writeln!(out, "\nover {}:\n", wire.label());
+            out.push_str(&matrix(&of_wire));
+        }
+    }
+    out.push_str(&details(columns, total));
+    out
+}
+
+/// One wire's matrix.
+fn matrix(columns: &[&Column]) -> String {
     let mut header = vec!["check".to_owned()];
     header.extend(
         columns
@@ -30,7 +45,7 @@ pub(crate) fn render(columns: &[Column], total: Duration) -> String {
         era_row.push(match &c.verdict {
             Some(v) => {
                 let mark = if c.mode == Mode::Auto {
-                    if v.era == c.kind.native_era() {
+                    if v.era == c.kind.native_era(c.wire) {
                         " ✓"
                     } else {
                         " ✗"
@@ -40,7 +55,9 @@ pub(crate) fn render(columns: &[Column], total: Duration) -> String {
                 };
                 format!("{} {}{mark}", v.era, v.version)
             }
-            None if c.mode == Mode::Modern && !c.kind.speaks_modern() => "n/a (legacy only)".into(),
+            None if c.mode == Mode::Modern && !c.kind.speaks_modern(c.wire) => {
+                "n/a (legacy only)".into()
+            }
             None => "none".into(),
         });
     }
@@ -59,6 +76,13 @@ pub(crate) fn render(columns: &[Column], total: Duration) -> String {
         }
         rows.push(row);
     }
+    let mut total_row = vec!["total".to_owned()];
+    total_row.extend(
+        columns
+            .iter()
+            .map(|c| ms(c.cells.iter().map(|(_, cell)| cell.elapsed).sum())),
+    );
+    rows.push(total_row);
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
@@ -75,6 +99,12 @@ pub(crate) fn render(columns: &[Column], total: Duration) -> String {
             let _ = writeln!(out, "|-{}-|", rule.join("-|-"));
         }
     }
+    out
+}
+
+/// The counts, then every column's details.
+fn details(columns: &[Column], total: Duration) -> String {
+    let mut out = String::new();
     let (mut pass, mut fail, mut na) = (0, 0, 0);
     for (_, cell) in columns.iter().flat_map(|c| &c.cells) {
         match cell.outcome {
@@ -90,7 +120,13 @@ pub(crate) fn render(columns: &[Column], total: Duration) -> String {
     );
     let _ = writeln!(out, "\nDetails:");
     for c in columns {
-        let _ = writeln!(out, "\n{} × {}", c.kind.label(), c.mode.label());
+        let _ = writeln!(
+            out,
+            "\n{} over {} × {}",
+            c.kind.label(),
+            c.wire.label(),
+            c.mode.label()
+        );
         for (name, cell) in &c.cells {
             let (tag, detail) = match &cell.outcome {
                 Outcome::Pass(d) => ("ok  ", d),

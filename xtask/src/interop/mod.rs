@@ -1,4 +1,5 @@
-//! `cargo xtask interop`: the client against real MCP servers over stdio.
+//! `cargo xtask interop`: the client against real MCP servers over stdio
+//! and HTTP.
 //!
 //! 1. Installs, only when missing, the pinned servers into the workspace's
 //!    ignored `.cache/interop/`:
@@ -17,10 +18,12 @@
 //!    not allowed, with npm and pip told to stay offline) and fails if it
 //!    would install anything.
 //! 3. Builds and runs `mcp-client`'s `interop` example (the library's public
-//!    API only) against each server in each era, also without network, and
-//!    prints its table.
-//! 4. Drives the same servers through the `mcp` command line, when the
-//!    `mcp-cli` crate has real commands and builds (see [`crate::cli`]).
+//!    API only) against each server in each era, over stdio, Streamable
+//!    HTTP (stateful, and stateless for the Python server) and HTTP+SSE,
+//!    also without network (loopback only: the example starts each HTTP
+//!    server on a free port in its own namespace), and prints its tables.
+//! 4. Drives the same servers through the `mcp` command line, over stdio
+//!    and with `--url` (see [`crate::cli`] and [`crate::cli_http`]).
 //!
 //! The install step is in `install` (Node, npm, the virtualenv, Python
 //! discovery, stamps), the offline proof in `offline`, and the helpers
@@ -33,6 +36,7 @@ use crate::Result;
 
 mod install;
 mod offline;
+pub(crate) mod serve;
 mod util;
 
 use install::install;
@@ -141,6 +145,8 @@ pub(crate) fn interop(args: &[String]) -> Result {
             "--quiet",
             "-p",
             "mcp-steady-client",
+            "--features",
+            "http",
             "--example",
             "interop",
         ],
@@ -156,15 +162,21 @@ pub(crate) fn interop(args: &[String]) -> Result {
         .arg("--python")
         .arg(&installed.python)
         .arg("--script")
-        .arg(paths.python_script())
-        .args(&runner_args);
+        .arg(paths.python_script());
+    // Every wire, unless the runner's own options choose.
+    if !runner_args.iter().any(|a| *a == "--wire" || *a == "--url") {
+        for wire in ["stdio", "http", "http-stateless", "sse"] {
+            command.arg("--wire").arg(wire);
+        }
+    }
+    command.args(&runner_args);
     let network = if unshare_works() {
-        "no network"
+        "no network but loopback"
     } else {
         "npm and pip offline"
     };
     eprintln!(
-        "\n==> interop: the library against server-everything {EVERYTHING_VERSION} and mcp {PYTHON_SDK_VERSION} (Python), each era ({network})"
+        "\n==> interop: the library against server-everything {EVERYTHING_VERSION} and mcp {PYTHON_SDK_VERSION} (Python), each era, over stdio and HTTP ({network})"
     );
     let status = command
         .status()

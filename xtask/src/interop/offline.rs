@@ -32,10 +32,21 @@ pub(super) fn offline_proof() -> Result {
 /// A command for `program` with no network: in a fresh network namespace
 /// when `unshare -rn` works here, and with npm and pip told to stay offline
 /// in any case.
+///
+/// The namespace's loopback is brought up first (it starts down), so that
+/// servers over HTTP on 127.0.0.1 can be reached from inside it; nothing
+/// outside is reachable.
 pub(crate) fn offline_command(program: &Path) -> Command {
     let mut command = if unshare_works() {
         let mut c = Command::new("unshare");
-        c.arg("-rn").arg(program);
+        c.args([
+            "-rn",
+            "sh",
+            "-c",
+            "ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null; exec \"$@\"",
+            "sh",
+        ])
+        .arg(program);
         c
     } else {
         Command::new(program)
