@@ -66,6 +66,9 @@ mod content;
 mod entries;
 mod errors;
 mod flow;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
 mod legacy;
 mod lines;
 mod modern;
