@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::front::{Front, Served};
 use super::knobs::HttpKnob;
 use super::reply::{self, Body, OnDrop};
-use super::streams::{Form, Hub, Opening};
+use super::streams::{Form, Opening};
 
 /// How long a modern request's first event is waited for, to answer an
 /// immediate error with the HTTP status the spec gives it.
@@ -61,7 +61,7 @@ pub(super) async fn answer(
             pad_to,
         };
         let no = hub.open(opening, initialize);
-        let _cancel = modern.then(|| cancel_guard(served, &hub, no, &id));
+        let _cancel = modern.then(|| cancel_guard(front, served, no, &id));
         served.session.handle(Message::Request(request));
         let Ok(message) = rx.await else {
             let text = "the server went away before answering";
@@ -117,7 +117,7 @@ pub(super) async fn answer(
                 }
             }
         }
-        let guard = modern.then(|| cancel_guard(served, &hub, no, &id));
+        let guard = modern.then(|| cancel_guard(front, served, no, &id));
         let drip = options.find(&method, |k| match k {
             HttpKnob::Drip(_, d) => Some(*d),
             _ => None,
@@ -136,10 +136,12 @@ pub(super) async fn answer(
 
 /// Cancels the request when its stream (or its waiting JSON answer) is
 /// dropped unanswered: closing a modern stream is the cancel.
-fn cancel_guard(served: &Arc<Served>, hub: &Arc<Hub>, no: u64, id: &RequestId) -> OnDrop {
-    let (session, hub, id) = (served.session.clone(), hub.clone(), id.clone());
+fn cancel_guard(front: &Front, served: &Arc<Served>, no: u64, id: &RequestId) -> OnDrop {
+    let (session, hub, id) = (served.session.clone(), served.hub.clone(), id.clone());
+    let log = front.cancelled.clone();
     OnDrop::new(move || {
         if !hub.answered(no) {
+            log.lock().unwrap_or_else(|p| p.into_inner()).push(id.clone());
             let params = json!({"requestId": id, "reason": "the client closed the stream"});
             let cancel = Notification::new(methods::NOTIFICATION_CANCELLED, Some(params));
             session.handle(Message::Notification(cancel));

@@ -11,7 +11,7 @@ use http::{HeaderMap, Method, Response};
 use http_body_util::BodyExt;
 use mcp_protocol::error_codes::{INVALID_REQUEST, PARSE_ERROR};
 use mcp_protocol::meta::PROTOCOL_VERSION;
-use mcp_protocol::{Era, Message, ProtocolVersion, methods};
+use mcp_protocol::{Era, Message, ProtocolVersion, RequestId, methods};
 use serde_json::Value;
 
 use super::knobs::{HttpKnob, HttpOptions};
@@ -102,6 +102,8 @@ pub(super) struct Front {
     stateless: Mutex<Option<Arc<Served>>>,
     pub(super) old: Mutex<HashMap<String, Arc<Served>>>,
     seen: Mutex<Vec<RecordedRequest>>,
+    /// Modern requests cancelled by their stream's closing.
+    pub(super) cancelled: Arc<Mutex<Vec<RequestId>>>,
     counter: AtomicU64,
 }
 
@@ -120,6 +122,7 @@ impl Front {
             stateless: Mutex::default(),
             old: Mutex::default(),
             seen: Mutex::default(),
+            cancelled: Arc::default(),
             counter: AtomicU64::new(0),
         }
     }

@@ -159,6 +159,16 @@ impl HttpFake {
             .collect()
     }
 
+    /// The ids of the modern requests the client cancelled by closing
+    /// their stream before the answer, in order.
+    pub fn cancelled_by_close(&self) -> Vec<mcp_protocol::RequestId> {
+        self.front
+            .cancelled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// The legacy sessions alive now.
     pub fn session_ids(&self) -> Vec<String> {
         self.front.session_ids()
