@@ -14,10 +14,10 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use mcp_client::{CallOptions, Client, ErrorKind, ServerEvent, Watch};
 use mcp_protocol::Era;
+use mcp_protocol::ProtocolVersion;
 use mcp_protocol::types::{
     ContentBlock, CreateMessageResult, ElicitResult, ResourceContents, TextContent,
 };
-use mcp_protocol::ProtocolVersion;
 use mcp_testkit::fake::FakeConfig;
 use mcp_testkit::fake::http::HttpFake;
 use mcp_transport::{CancellationToken, TransportError};
@@ -93,16 +93,10 @@ async fn user_code(client: &Client, server: &HttpFake) {
     // A server request answered by a handler: elicitation where the
     // revision has it (2025-06-18 on), sampling before.
     if client.protocol_version() >= ProtocolVersion::V2025_06_18 {
-        let asked = client
-            .call_tool("elicit", json!({}))
-            .await
-            .expect("elicit");
+        let asked = client.call_tool("elicit", json!({})).await.expect("elicit");
         assert!(text_of!(asked.content).contains("Ada"), "{asked:?}");
     } else {
-        let asked = client
-            .call_tool("sample", json!({}))
-            .await
-            .expect("sample");
+        let asked = client.call_tool("sample", json!({})).await.expect("sample");
         assert!(text_of!(asked.content).contains("Paris"), "{asked:?}");
     }
 

@@ -141,7 +141,9 @@ fn cancel_guard(front: &Front, served: &Arc<Served>, no: u64, id: &RequestId) ->
     let log = front.cancelled.clone();
     OnDrop::new(move || {
         if !hub.answered(no) {
-            log.lock().unwrap_or_else(|p| p.into_inner()).push(id.clone());
+            log.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(id.clone());
             let params = json!({"requestId": id, "reason": "the client closed the stream"});
             let cancel = Notification::new(methods::NOTIFICATION_CANCELLED, Some(params));
             session.handle(Message::Notification(cancel));
