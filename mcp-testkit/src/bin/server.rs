@@ -5,10 +5,13 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+#[cfg(feature = "http")]
 use mcp_testkit::fake::http::{HttpFake, HttpKnob, HttpOptions};
 use mcp_testkit::fake::{
     CacheScope, DiscoverAnswer, EraChoice, FakeConfig, Knob, Methods, serve_stdio,
 };
+#[cfg(not(feature = "http"))]
+use no_http::{HttpKnob, HttpOptions};
 
 const HELP: &str = "\
 mcp-testkit-server: a fake MCP server speaking newline-delimited JSON-RPC on stdio,
@@ -98,6 +101,7 @@ fn main() -> ExitCode {
 }
 
 /// Serves over HTTP until killed.
+#[cfg(feature = "http")]
 fn serve_http(config: FakeConfig, options: HttpOptions, port: u16) -> ExitCode {
     use std::io::Write;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -129,6 +133,47 @@ fn serve_http(config: FakeConfig, options: HttpOptions, port: u16) -> ExitCode {
             }
         }
     })
+}
+
+/// Built without the `http` feature: there is no HTTP server.
+#[cfg(not(feature = "http"))]
+fn serve_http(_: FakeConfig, _: HttpOptions, _: u16) -> ExitCode {
+    eprintln!("mcp-testkit-server: built without the `http` feature; --http is not available");
+    ExitCode::from(2)
+}
+
+/// Stand-ins for the HTTP options when built without the `http` feature.
+#[cfg(not(feature = "http"))]
+mod no_http {
+    pub(crate) struct HttpOptions;
+    pub(crate) struct HttpKnob;
+
+    impl HttpOptions {
+        pub(crate) fn new() -> Self {
+            HttpOptions
+        }
+        pub(crate) fn stateless(self) -> Self {
+            self
+        }
+        pub(crate) fn json_answers(self) -> Self {
+            self
+        }
+        pub(crate) fn no_get_stream(self) -> Self {
+            self
+        }
+        pub(crate) fn retry(self, _: std::time::Duration) -> Self {
+            self
+        }
+        pub(crate) fn knob(self, _: HttpKnob) -> Self {
+            self
+        }
+    }
+
+    impl HttpKnob {
+        pub(crate) fn parse(_: &str) -> Result<HttpKnob, String> {
+            Err("built without the `http` feature".into())
+        }
+    }
 }
 
 /// What the flags ask for: the configuration, and the HTTP port and

@@ -37,6 +37,7 @@ pub(crate) enum Out {
         /// The message.
         message: Message,
         /// The client's request it belongs to.
+        #[cfg_attr(not(feature = "http"), allow(dead_code))]
         request: RequestId,
     },
     /// The server "exits" with this code after writing this to stderr.

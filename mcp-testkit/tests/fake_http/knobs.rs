@@ -25,7 +25,7 @@ async fn bad_gateway_is_a_502_html_page() {
             .unwrap()
             .starts_with("text/html")
     );
-    reply.to_end().await;
+    reply.read_to_end().await;
     assert!(reply.text().contains("502 Bad Gateway"));
 }
 
@@ -53,7 +53,7 @@ async fn drip_writes_one_byte_at_a_time() {
     let (server, id) = with(HttpKnob::Drip(tools_call(), interval)).await;
     let start = Instant::now();
     let mut reply = post(server.addr(), &[("mcp-session-id", &id)], &echo(1)).await;
-    reply.to_end().await;
+    reply.read_to_end().await;
     let bytes = reply.body.len();
     assert!(reply.text().contains("\"result\""));
     // One write per byte, each after the interval.
@@ -73,7 +73,7 @@ async fn drip_writes_one_byte_at_a_time() {
 async fn oversized_pads_the_answer_past_the_size() {
     let (server, id) = with(HttpKnob::Oversized(tools_call(), 100_000)).await;
     let mut reply = post(server.addr(), &[("mcp-session-id", &id)], &echo(1)).await;
-    reply.to_end().await;
+    reply.read_to_end().await;
     assert!(reply.body.len() > 100_000, "{}", reply.body.len());
     assert!(reply.text().contains("\"padding\""));
 }
@@ -93,7 +93,7 @@ async fn content_type_missing_or_wrong() {
     let (server, id) = with(HttpKnob::ContentType(tools_call(), None)).await;
     let mut reply = post(server.addr(), &[("mcp-session-id", &id)], &echo(1)).await;
     assert_eq!(reply.header("content-type"), None);
-    reply.to_end().await;
+    reply.read_to_end().await;
     assert_eq!(reply.json()["id"], 1);
 
     let wrong = HttpKnob::ContentType(tools_call(), Some("text/html".into()));
@@ -117,7 +117,7 @@ async fn discover_without_a_session_is_400_server_not_initialized() {
     let discover = request(1, "server/discover", json!({}));
     let mut reply = post(server.addr(), &[], &discover).await;
     assert_eq!(reply.status, 400);
-    reply.to_end().await;
+    reply.read_to_end().await;
     assert_eq!(reply.json()["error"]["code"], -32000);
     assert!(reply.text().contains("Server not initialized"));
 
@@ -141,7 +141,7 @@ async fn sessions_can_expire_after_n_requests() {
     for n in 1..=2 {
         let mut ok = post(server.addr(), &[("mcp-session-id", &id)], &echo(n)).await;
         assert_eq!(ok.status, 200);
-        ok.to_end().await;
+        ok.read_to_end().await;
     }
     let expired = post(server.addr(), &[("mcp-session-id", &id)], &echo(3)).await;
     assert_eq!(expired.status, 404);

@@ -91,7 +91,7 @@ impl Reply {
     }
 
     /// Reads until the body ends (panics after [`WAIT`]).
-    pub async fn to_end(&mut self) {
+    pub async fn read_to_end(&mut self) {
         let start = Instant::now();
         while !self.ended {
             assert!(

@@ -271,10 +271,10 @@ impl Front {
             return response;
         }
         let session = seen.header(legacy::SESSION_HEADER).map(str::to_owned);
-        if self.config.era == EraChoice::Modern || (session.is_none() && looks_modern(&message)) {
-            if self.speaks_modern() {
-                return modern::post(self, seen, message).await;
-            }
+        let modern =
+            self.config.era == EraChoice::Modern || (session.is_none() && looks_modern(&message));
+        if modern && self.speaks_modern() {
+            return modern::post(self, seen, message).await;
         }
         if !self.streamable_legacy() {
             return reply::status(405);

@@ -36,7 +36,7 @@ pub(super) async fn post(
     } else if let Some(id) = &session {
         match known(front, seen, id) {
             Ok(served) => served,
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         }
     } else if initialize && matches!(message, Message::Request(_)) {
         let (id, served) = front.new_session();
@@ -90,7 +90,7 @@ pub(super) fn get(front: &Arc<Front>, seen: &RecordedRequest) -> Response<Body> 
     };
     let served = match known(front, seen, id) {
         Ok(served) => served,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let drip = front.options.find("", |k| match k {
         HttpKnob::Drip(_, d) => Some(*d),
@@ -134,16 +134,20 @@ pub(super) fn delete(front: &Arc<Front>, seen: &RecordedRequest) -> Response<Bod
         return reply::rpc_error(400, Value::Null, SERVER_ERROR, text);
     };
     if let Err(refused) = known(front, seen, id) {
-        return refused;
+        return *refused;
     }
     front.end_session(id);
     reply::status(200)
 }
 
 /// The session `id` names, its version header checked.
-fn known(front: &Front, seen: &RecordedRequest, id: &str) -> Result<Arc<Served>, Response<Body>> {
+fn known(
+    front: &Front,
+    seen: &RecordedRequest,
+    id: &str,
+) -> Result<Arc<Served>, Box<Response<Body>>> {
     let Some(served) = front.session(id) else {
-        return Err(unknown_session(front, id_of_body(seen)));
+        return Err(Box::new(unknown_session(front, id_of_body(seen))));
     };
     if let Some(version) = served.hub.version()
         && ProtocolVersion::new(version.clone()) >= ProtocolVersion::V2025_06_18
@@ -153,7 +157,12 @@ fn known(front: &Front, seen: &RecordedRequest, id: &str) -> Result<Arc<Served>,
         let text = format!(
             "Bad Request: Unsupported protocol version {sent:?} (this session speaks {version})"
         );
-        return Err(reply::rpc_error(400, id_of_body(seen), SERVER_ERROR, &text));
+        return Err(Box::new(reply::rpc_error(
+            400,
+            id_of_body(seen),
+            SERVER_ERROR,
+            &text,
+        )));
     }
     Ok(served)
 }
