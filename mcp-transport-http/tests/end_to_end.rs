@@ -18,8 +18,8 @@ use mcp_protocol::ProtocolVersion;
 use mcp_protocol::types::{
     ContentBlock, CreateMessageResult, ElicitResult, ResourceContents, TextContent,
 };
-use mcp_testkit::fake::FakeConfig;
-use mcp_testkit::fake::http::HttpFake;
+use mcp_testkit::fake::http::{HttpFake, HttpKnob, HttpOptions};
+use mcp_testkit::fake::{FakeConfig, Methods};
 use mcp_transport::{CancellationToken, TransportError};
 use mcp_transport_http::HttpTransportBuilder;
 use serde_json::{Map, json};
@@ -223,6 +223,58 @@ async fn an_expired_session_is_reinitialized_once_and_the_call_succeeds() {
     tokio::time::timeout(LIMIT, run).await.expect("in time");
 }
 
+/// A POST stream that the server drops after a primed event id is
+/// resumed by the transport with `GET` and `Last-Event-ID` after the
+/// server's `retry:`; the call succeeds with its answer from the GET.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_request_stream_is_resumed_and_the_call_succeeds() {
+    let run = async {
+        let knob = HttpKnob::DropStream(
+            Methods::Named("tools/call".into()),
+            Duration::from_millis(50),
+        );
+        let server = HttpFake::start_with(FakeConfig::legacy(), HttpOptions::new().knob(knob))
+            .await
+            .unwrap();
+        let client = connect(server.url()).await;
+        let called = client
+            .call_tool("echo", json!({"text": "resumed"}))
+            .await
+            .expect("the call, resumed");
+        assert!(text_of!(called.content).contains("resumed"));
+        let resumed = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == http::Method::GET && r.header("last-event-id").is_some())
+            .count();
+        assert_eq!(resumed, 1);
+    };
+    tokio::time::timeout(LIMIT, run).await.expect("in time");
+}
+
+/// server-everything answers `server/discover` without a session with 400
+/// and `-32000`: the client reads legacy and gets on with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_400_server_not_initialized_probe_answer_means_legacy() {
+    let run = async {
+        let options = HttpOptions::new().knob(HttpKnob::DiscoverNotInitialized);
+        let server = HttpFake::start_with(FakeConfig::legacy(), options)
+            .await
+            .unwrap();
+        let client = connect(server.url()).await;
+        assert_eq!(client.era(), Era::Legacy);
+        assert_eq!(
+            client.verdict().reached,
+            mcp_client::Reached::LegacyAfterProbeError { code: -32000 }
+        );
+        client
+            .call_tool("echo", json!({"text": "hi"}))
+            .await
+            .expect("a call");
+    };
+    tokio::time::timeout(LIMIT, run).await.expect("in time");
+}
+
 /// The client's era probe over HTTP, as it reads this transport's errors
 /// today: what each failure of the probe becomes, and how fast.
 mod probe {
@@ -363,5 +415,45 @@ mod probe {
             "{took:?}"
         );
         held.abort();
+    }
+}
+
+/// The round trip of a `tools/call echo` through the client, this
+/// transport and the HTTP fake, per era; prints the figures. Ignored by
+/// default: a measurement, not a check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement; run with --ignored --nocapture"]
+async fn echo_round_trip_per_era() {
+    const CALLS: usize = 300;
+    for (name, config) in [
+        ("2025-11-25", FakeConfig::legacy()),
+        ("2026-07-28", FakeConfig::modern()),
+        (
+            "2024-11-05 HTTP+SSE",
+            FakeConfig::legacy().versions(["2024-11-05"]),
+        ),
+    ] {
+        let run = async {
+            let server = HttpFake::start(config).await.unwrap();
+            let client = connect(server.url()).await;
+            let mut took = Vec::with_capacity(CALLS);
+            for _ in 0..CALLS {
+                let start = std::time::Instant::now();
+                client
+                    .call_tool("echo", json!({"text": "x"}))
+                    .await
+                    .unwrap();
+                took.push(start.elapsed());
+            }
+            took.sort();
+            println!(
+                "{name}: {CALLS} echo calls, median {:?}, p90 {:?}, max {:?}",
+                took[CALLS / 2],
+                took[CALLS * 9 / 10],
+                took[CALLS - 1]
+            );
+            client.close().await;
+        };
+        tokio::time::timeout(LIMIT, run).await.expect("in time");
     }
 }

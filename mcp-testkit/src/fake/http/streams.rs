@@ -2,7 +2,7 @@
 //! the GET stream, every event kept for resumption, and the routing of
 //! what the server sends to the stream it belongs to.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -16,6 +16,10 @@ use crate::fake::session::Out;
 
 /// The GET stream's number: request streams count from 1.
 pub(super) const STANDALONE: u64 = 0;
+
+/// How many answered streams are kept for resumption; older ones are
+/// forgotten, so that a long run (a benchmark) does not grow without end.
+const KEPT_ANSWERED: usize = 256;
 
 /// Where a stream's bytes go while a client reads it.
 pub(super) type Live = mpsc::UnboundedSender<Bytes>;
@@ -112,6 +116,8 @@ struct HubState {
     /// The version the `initialize` answer named.
     version: Option<String>,
     initialize: Option<RequestId>,
+    /// Answered streams, oldest first.
+    answered: VecDeque<u64>,
     gone: bool,
 }
 
@@ -132,6 +138,7 @@ impl Hub {
                 next: 1,
                 version: None,
                 initialize: None,
+                answered: VecDeque::new(),
                 gone: false,
             }),
             standalone,
@@ -290,6 +297,15 @@ impl Hub {
             };
             let message = padded(message, s.pad_to);
             s.answered = true;
+            state.answered.push_back(no);
+            if state.answered.len() > KEPT_ANSWERED
+                && let Some(old) = state.answered.pop_front()
+            {
+                state.streams.remove(&old);
+            }
+            let Some(s) = state.streams.get_mut(&no) else {
+                return;
+            };
             if let Form::Json(tx) = &mut s.form {
                 if let Some(tx) = tx.take() {
                     let _ = tx.send(message);
