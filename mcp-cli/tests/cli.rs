@@ -455,3 +455,72 @@ fn url_and_header_reach_the_http_transport() {
     assert_code(&mcp(&["--header", "A: b", "ping"]), 2);
     assert_code(&mcp(&["--url", &url, "ping", "--", "server"]), 2);
 }
+
+/// `mcp-testkit-server --http 0`, killed when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(era: &str) -> HttpServer {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(server())
+            .args(["--http", "0", "--era", era])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the reference server starts");
+        let out = child.stdout.take().expect("its stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(out).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
+        let mut server = HttpServer {
+            child,
+            url: String::new(),
+        };
+        server.url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("no URL on the server's first line: {line:?}"))
+            .to_owned();
+        server
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn tools_list_and_call_over_http_against_the_reference_server_in_each_era() {
+    for era in ["legacy", "modern"] {
+        let server = HttpServer::start(era);
+        let o = mcp(&["--url", &server.url, "tools", "list"]);
+        assert_code(&o, 0);
+        assert!(stdout(&o).contains("echo"), "{era}: {}", stdout(&o));
+        let o = mcp(&[
+            "--url",
+            &server.url,
+            "--json",
+            "tools",
+            "call",
+            "echo",
+            "text=over HTTP",
+        ]);
+        assert_code(&o, 0);
+        assert!(
+            json(&o).to_string().contains("over HTTP"),
+            "{era}: {}",
+            stdout(&o)
+        );
+    }
+}

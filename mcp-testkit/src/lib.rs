@@ -5,7 +5,14 @@
 //!   canned answers, and records everything sent.
 //! - [`contract`]: the transport contract suite: run any [`mcp_transport::Transport`]
 //!   through every rule of the contract.
-//! - [`fake`]: a fake MCP server of either era, in process or over bytes.
+//! - [`fake`]: a fake MCP server of either era, in process or over bytes;
+//!   [`fake::http`] (feature `http`, on by default) serves it over HTTP on
+//!   loopback: legacy Streamable HTTP with sessions and resumable streams,
+//!   modern Streamable HTTP with its header checks, and the 2024-11-05
+//!   HTTP+SSE transport, with misbehaviour knobs ([`fake::http::HttpKnob`]:
+//!   502 pages, silent heads, dripped or oversized or endless bodies, wrong
+//!   `Content-Type`, cross-origin redirects, dropped and empty resumed
+//!   streams, server-everything's 400s, expiring sessions).
 //! - [`binaries`]: paths of this crate's helper binaries (the relay and the
 //!   reference server) for tests in other crates.
 

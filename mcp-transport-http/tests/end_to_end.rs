@@ -1,194 +1,278 @@
 //! The real client (`mcp-client`, era `Auto`) over this transport, against
-//! the testkit's fake server of each era put behind a small HTTP front on
-//! loopback: each POSTed message is a line to the fake; the fake's answers
-//! go to their request's SSE stream, its notifications to the stream of the
-//! request they belong to (progress token, subscription id) or the newest.
+//! the testkit's fake server over HTTP (`mcp_testkit::fake::http`) in each
+//! era: the same user code as over stdio, each test asserting the era and
+//! revision the client chose.
 
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::Response;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, StreamBody};
-use hyper::body::Frame;
+use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use mcp_client::Client;
-use mcp_protocol::{Era, Message, RequestId};
-use mcp_testkit::fake::{FakeConfig, serve_lines};
+use mcp_client::{CallOptions, Client, ErrorKind, ServerEvent, Watch};
+use mcp_protocol::Era;
+use mcp_protocol::ProtocolVersion;
+use mcp_protocol::types::{
+    ContentBlock, CreateMessageResult, ElicitResult, ResourceContents, TextContent,
+};
+use mcp_testkit::fake::http::{HttpFake, HttpKnob, HttpOptions};
+use mcp_testkit::fake::{FakeConfig, Methods};
+use mcp_transport::{CancellationToken, TransportError};
 use mcp_transport_http::HttpTransportBuilder;
-use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use serde_json::{Map, json};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 
-type Body = BoxBody<Bytes, Infallible>;
+/// Every test is bounded: a hang fails it.
+const LIMIT: Duration = Duration::from_secs(30);
 
-struct Open {
-    id: RequestId,
-    token: Option<RequestId>,
-    tx: mpsc::UnboundedSender<String>,
+async fn connect(url: String) -> Client {
+    Client::builder()
+        .on_elicitation(|_request, _ctx| async move {
+            let mut content = Map::new();
+            content.insert("name".into(), json!("Ada"));
+            Ok(ElicitResult::accept(content))
+        })
+        .on_sampling(|_request, _ctx| async move {
+            Ok(CreateMessageResult::new(
+                ContentBlock::Text(TextContent::new("Paris")),
+                "test-model",
+            ))
+        })
+        .connect(HttpTransportBuilder::new(url))
+        .await
+        .expect("connect")
 }
 
-#[derive(Default)]
-struct Front {
-    open: Mutex<Vec<Open>>,
+/// Any answer's content as JSON text.
+macro_rules! text_of {
+    ($value:expr) => {
+        serde_json::to_string(&$value).unwrap()
+    };
 }
 
-impl Front {
-    fn route(&self, message: &Message) {
-        let chunk = format!("event: message\ndata: {}\n\n", message.to_value());
-        let mut open = self.open.lock().unwrap();
-        let target = match message {
-            Message::Response(r) => open.iter().position(|o| o.id == r.id),
-            Message::Error(e) => {
-                e.id.as_ref()
-                    .and_then(|id| open.iter().position(|o| &o.id == id))
-            }
-            Message::Notification(n) => {
-                let params = n.params.as_ref();
-                let token = params
-                    .and_then(|p| p.get("progressToken"))
-                    .or_else(|| n.meta().and_then(|m| m.get("progressToken")))
-                    .and_then(RequestId::from_value);
-                let sub = n
-                    .meta()
-                    .and_then(|m| m.get("io.modelcontextprotocol/subscriptionId"))
-                    .and_then(RequestId::from_value);
-                open.iter()
-                    .position(|o| {
-                        (token.is_some() && o.token == token) || sub.as_ref() == Some(&o.id)
-                    })
-                    .or(open.len().checked_sub(1))
-            }
-            Message::Request(_) => open.len().checked_sub(1),
-        };
-        let Some(i) = target else { return };
-        let _ = open[i].tx.send(chunk);
-        if matches!(message, Message::Response(_) | Message::Error(_)) {
-            // The answer ends its stream.
-            open.remove(i);
-        }
+/// Waits (boundedly) until `check` holds.
+async fn eventually(what: &str, check: impl Fn() -> bool) {
+    let start = tokio::time::Instant::now();
+    while !check() {
+        assert!(start.elapsed() < Duration::from_secs(5), "never: {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
-/// Serves `config`'s fake over HTTP; returns the URL.
-async fn http_fake(config: FakeConfig) -> String {
-    let (ours, theirs) = tokio::io::duplex(1 << 20);
-    let (their_read, their_write) = tokio::io::split(theirs);
-    tokio::spawn(serve_lines(config, their_read, their_write));
-    let (our_read, our_write) = tokio::io::split(ours);
-    let writer = Arc::new(tokio::sync::Mutex::new(our_write));
-    let front = Arc::new(Front::default());
-    let routing = front.clone();
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(our_read).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Ok(message) =
-                Message::from_value(serde_json::from_str(&line).unwrap_or_default())
-            {
-                routing.route(&message);
-            }
-        }
-    });
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        loop {
-            let Ok((socket, _)) = listener.accept().await else {
-                return;
-            };
-            let _ = socket.set_nodelay(true);
-            let front = front.clone();
-            let writer = writer.clone();
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(
-                    move |request: http::Request<hyper::body::Incoming>| {
-                        let front = front.clone();
-                        let writer = writer.clone();
-                        async move {
-                            if request.method() != http::Method::POST {
-                                return Ok::<_, Infallible>(status(405));
-                            }
-                            let body = request.into_body().collect().await.unwrap().to_bytes();
-                            let Ok(message) = Message::from_value(
-                                serde_json::from_slice(&body).unwrap_or_default(),
-                            ) else {
-                                return Ok(status(400));
-                            };
-                            let response = if let Message::Request(r) = &message {
-                                let (tx, rx) = mpsc::unbounded_channel::<String>();
-                                let token = r
-                                    .meta()
-                                    .and_then(|m| m.get("progressToken"))
-                                    .and_then(RequestId::from_value);
-                                front.open.lock().unwrap().push(Open {
-                                    id: r.id.clone(),
-                                    token,
-                                    tx,
-                                });
-                                let stream = futures::stream::unfold(rx, |mut rx| async move {
-                                    let chunk = rx.recv().await?;
-                                    Some((Ok::<_, Infallible>(Frame::data(Bytes::from(chunk))), rx))
-                                });
-                                Response::builder()
-                                    .header("content-type", "text/event-stream")
-                                    .body(StreamBody::new(stream).boxed())
-                                    .unwrap()
-                            } else {
-                                status(202)
-                            };
-                            let mut line = body.to_vec();
-                            line.push(b'\n');
-                            let mut w = writer.lock().await;
-                            let _ = w.write_all(&line).await;
-                            let _ = w.flush().await;
-                            Ok(response)
-                        }
-                    },
-                );
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(socket), service)
-                    .await;
-            });
-        }
-    });
-    url
-}
+/// What an application does, the same over any transport: lists, calls,
+/// reads, prompts, an elicitation answered by its handler, progress, a
+/// cancel, a list change.
+async fn user_code(client: &Client, server: &HttpFake) {
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
 
-fn status(code: u16) -> Response<Body> {
-    Response::builder()
-        .status(code)
-        .body(Full::new(Bytes::new()).boxed())
-        .unwrap()
-}
-
-async fn list_and_call(url: String) -> Client {
-    let client = Client::builder()
-        .connect(HttpTransportBuilder::new(url))
-        .await
-        .expect("connect");
-    let tools = client.list_tools().await.expect("tools/list");
-    assert!(tools.tools.iter().any(|t| t.name == "echo"));
     let called = client
         .call_tool("echo", json!({"text": "over HTTP"}))
         .await
         .expect("tools/call");
-    let text = serde_json::to_value(&called.content).unwrap();
-    assert!(text.to_string().contains("over HTTP"), "{text}");
+    assert!(text_of!(called.content).contains("over HTTP"));
+
+    let read = client
+        .read_resource("fake://text/hello")
+        .await
+        .expect("resources/read");
+    match &read.contents[0] {
+        ResourceContents::Text(t) => assert_eq!(t.text, "Hello from the fake MCP server.\n"),
+        other => panic!("expected text, got {other:?}"),
+    }
+
+    let prompt = client
+        .get_prompt("greeting", [("name".to_owned(), "Ada".to_owned())])
+        .await
+        .expect("prompts/get");
+    assert!(text_of!(prompt.messages).contains("Ada"));
+
+    // A server request answered by a handler: elicitation where the
+    // revision has it (2025-06-18 on), sampling before.
+    if client.protocol_version() >= ProtocolVersion::V2025_06_18 {
+        let asked = client.call_tool("elicit", json!({})).await.expect("elicit");
+        assert!(text_of!(asked.content).contains("Ada"), "{asked:?}");
+    } else {
+        let asked = client.call_tool("sample", json!({})).await.expect("sample");
+        assert!(text_of!(asked.content).contains("Paris"), "{asked:?}");
+    }
+
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    let options = CallOptions::new().on_progress(move |_| {
+        counter.fetch_add(1, Ordering::Relaxed);
+    });
+    let slow = mcp_protocol::types::CallToolRequestParams::new("slow")
+        .with_arguments(args(json!({"steps": 3, "delayMs": 20})));
+    let done = client.call_tool_with(slow, &options).await.expect("slow");
+    assert!(text_of!(done.content).contains("done after 3 steps"));
+    assert_eq!(seen.load(Ordering::Relaxed), 3, "progress notifications");
+
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    let endless = mcp_protocol::types::CallToolRequestParams::new("slow")
+        .with_arguments(args(json!({"steps": 1000, "delayMs": 20})));
+    let e = client
+        .call_tool_with(endless, &CallOptions::new().cancellation(token))
+        .await
+        .expect_err("cancelled");
+    assert!(
+        matches!(e.kind(), ErrorKind::Transport(TransportError::Cancelled)),
+        "{e:?}"
+    );
+    if client.era() == Era::Modern {
+        // Closing the stream is the cancel.
+        eventually("the server saw the stream close", || {
+            !server.cancelled_by_close().is_empty()
+        })
+        .await;
+    } else {
+        eventually("notifications/cancelled was POSTed", || {
+            server.posts_of("notifications/cancelled").len() == 1
+        })
+        .await;
+    }
+
+    let mut changes = client
+        .subscribe(Watch::new().tools())
+        .await
+        .expect("subscribe");
     client
+        .call_tool("add_tool", json!({"name": "added"}))
+        .await
+        .expect("add_tool");
+    let change = tokio::time::timeout(Duration::from_secs(5), changes.recv()).await;
+    assert_eq!(change, Ok(Some(ServerEvent::ToolsListChanged)));
+}
+
+fn args(value: serde_json::Value) -> Map<String, serde_json::Value> {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+async fn the_same_code(config: FakeConfig, era: Era, version: &str, old_transport: bool) {
+    let run = async {
+        let server = HttpFake::start(config).await.expect("the server starts");
+        let client = connect(server.url()).await;
+        assert_eq!(client.era(), era);
+        assert_eq!(client.protocol_version().as_str(), version);
+        user_code(&client, &server).await;
+        if old_transport {
+            assert!(
+                server.requests().iter().any(|r| r.path() == "/messages"),
+                "the HTTP+SSE transport was used"
+            );
+        }
+        client.close().await;
+    };
+    tokio::time::timeout(LIMIT, run).await.expect("in time");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn auto_finds_a_modern_server_over_http() {
-    let client = list_and_call(http_fake(FakeConfig::modern()).await).await;
-    assert_eq!(client.era(), Era::Modern);
+async fn the_same_code_over_http_against_2025_03_26() {
+    let config = FakeConfig::legacy().versions(["2025-03-26"]);
+    the_same_code(config, Era::Legacy, "2025-03-26", false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn auto_falls_back_to_legacy_over_http_on_the_same_transport() {
-    let client = list_and_call(http_fake(FakeConfig::legacy()).await).await;
-    assert_eq!(client.era(), Era::Legacy);
+async fn the_same_code_over_http_against_2025_11_25() {
+    let config = FakeConfig::legacy().versions(["2025-11-25"]);
+    the_same_code(config, Era::Legacy, "2025-11-25", false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_code_over_http_against_2026_07_28() {
+    the_same_code(FakeConfig::modern(), Era::Modern, "2026-07-28", false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_code_over_http_against_a_dual_server_speaks_modern() {
+    the_same_code(FakeConfig::dual(), Era::Modern, "2026-07-28", false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_code_over_the_2024_11_05_http_sse_transport() {
+    let config = FakeConfig::legacy().versions(["2024-11-05"]);
+    the_same_code(config, Era::Legacy, "2024-11-05", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the client's session recovery"]
+async fn an_expired_session_is_reinitialized_once_and_the_call_succeeds() {
+    let run = async {
+        let server = HttpFake::start(FakeConfig::legacy()).await.unwrap();
+        let client = connect(server.url()).await;
+        client
+            .call_tool("echo", json!({"text": "one"}))
+            .await
+            .expect("the first call");
+        assert_eq!(server.expire_sessions(), 1);
+        let again = client
+            .call_tool("echo", json!({"text": "two"}))
+            .await
+            .expect("the call after the session expired");
+        assert!(text_of!(again.content).contains("two"));
+        assert_eq!(server.posts_of("initialize").len(), 2);
+    };
+    tokio::time::timeout(LIMIT, run).await.expect("in time");
+}
+
+/// A POST stream that the server drops after a primed event id is
+/// resumed by the transport with `GET` and `Last-Event-ID` after the
+/// server's `retry:`; the call succeeds with its answer from the GET.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_request_stream_is_resumed_and_the_call_succeeds() {
+    let run = async {
+        let knob = HttpKnob::DropStream(
+            Methods::Named("tools/call".into()),
+            Duration::from_millis(50),
+        );
+        let server = HttpFake::start_with(FakeConfig::legacy(), HttpOptions::new().knob(knob))
+            .await
+            .unwrap();
+        let client = connect(server.url()).await;
+        let called = client
+            .call_tool("echo", json!({"text": "resumed"}))
+            .await
+            .expect("the call, resumed");
+        assert!(text_of!(called.content).contains("resumed"));
+        let resumed = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == http::Method::GET && r.header("last-event-id").is_some())
+            .count();
+        assert_eq!(resumed, 1);
+    };
+    tokio::time::timeout(LIMIT, run).await.expect("in time");
+}
+
+/// server-everything answers `server/discover` without a session with 400
+/// and `-32000`: the client reads legacy and gets on with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_400_server_not_initialized_probe_answer_means_legacy() {
+    let run = async {
+        let options = HttpOptions::new().knob(HttpKnob::DiscoverNotInitialized);
+        let server = HttpFake::start_with(FakeConfig::legacy(), options)
+            .await
+            .unwrap();
+        let client = connect(server.url()).await;
+        assert_eq!(client.era(), Era::Legacy);
+        assert_eq!(
+            client.verdict().reached,
+            mcp_client::Reached::LegacyAfterProbeError { code: -32000 }
+        );
+        client
+            .call_tool("echo", json!({"text": "hi"}))
+            .await
+            .expect("a call");
+    };
+    tokio::time::timeout(LIMIT, run).await.expect("in time");
 }
 
 /// The client's era probe over HTTP, as it reads this transport's errors
@@ -349,5 +433,45 @@ mod probe {
             "{took:?}"
         );
         held.abort();
+    }
+}
+
+/// The round trip of a `tools/call echo` through the client, this
+/// transport and the HTTP fake, per era; prints the figures. Ignored by
+/// default: a measurement, not a check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement; run with --ignored --nocapture"]
+async fn echo_round_trip_per_era() {
+    const CALLS: usize = 300;
+    for (name, config) in [
+        ("2025-11-25", FakeConfig::legacy()),
+        ("2026-07-28", FakeConfig::modern()),
+        (
+            "2024-11-05 HTTP+SSE",
+            FakeConfig::legacy().versions(["2024-11-05"]),
+        ),
+    ] {
+        let run = async {
+            let server = HttpFake::start(config).await.unwrap();
+            let client = connect(server.url()).await;
+            let mut took = Vec::with_capacity(CALLS);
+            for _ in 0..CALLS {
+                let start = std::time::Instant::now();
+                client
+                    .call_tool("echo", json!({"text": "x"}))
+                    .await
+                    .unwrap();
+                took.push(start.elapsed());
+            }
+            took.sort();
+            println!(
+                "{name}: {CALLS} echo calls, median {:?}, p90 {:?}, max {:?}",
+                took[CALLS / 2],
+                took[CALLS * 9 / 10],
+                took[CALLS - 1]
+            );
+            client.close().await;
+        };
+        tokio::time::timeout(LIMIT, run).await.expect("in time");
     }
 }

@@ -1,15 +1,21 @@
-//! `mcp-testkit-server`: the fake MCP server over stdio, its era, versions
-//! and misbehaviours chosen by flags. Run with `--help` for them.
+//! `mcp-testkit-server`: the fake MCP server over stdio (or, with
+//! `--http PORT`, over HTTP on loopback), its era, versions and
+//! misbehaviours chosen by flags. Run with `--help` for them.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
+#[cfg(feature = "http")]
+use mcp_testkit::fake::http::{HttpFake, HttpKnob, HttpOptions};
 use mcp_testkit::fake::{
     CacheScope, DiscoverAnswer, EraChoice, FakeConfig, Knob, Methods, serve_stdio,
 };
+#[cfg(not(feature = "http"))]
+use no_http::{HttpKnob, HttpOptions};
 
 const HELP: &str = "\
-mcp-testkit-server: a fake MCP server speaking newline-delimited JSON-RPC on stdio
+mcp-testkit-server: a fake MCP server speaking newline-delimited JSON-RPC on stdio,
+or HTTP with --http
 
 USAGE: mcp-testkit-server [FLAGS]
 
@@ -34,14 +40,40 @@ USAGE: mcp-testkit-server [FLAGS]
       wrong-id[=METHOD]             answer METHOD with a wrong id
   --help                        this text
 
+HTTP (instead of stdio):
+  --http PORT                   serve on 127.0.0.1:PORT (0: any free port); the first line
+                                on stdout is `listening on http://127.0.0.1:PORT/mcp`.
+                                /mcp: Streamable HTTP of the era(s) served (legacy sessions,
+                                resumable SSE; modern header checks, -32020 on a mismatch);
+                                /sse + /messages: the 2024-11-05 HTTP+SSE transport
+  --stateless                   legacy without sessions (no Mcp-Session-Id; GET gets 405)
+  --json                        answer requests as application/json instead of SSE
+  --no-get-stream               GET gets 405
+  --retry-ms MS                 start legacy SSE streams with a priming event with retry: MS
+  --http-knob K[@METHOD]        an HTTP misbehaviour, repeatable (METHOD: the JSON-RPC
+                                method it applies to; default every one):
+      bad-gateway                   502 with an HTML page
+      never-respond                 never send the response head
+      drip=MS                       SSE bodies one byte every MS ms
+      oversized=BYTES               answers padded past BYTES
+      endless-body                  a JSON answer whose body never ends
+      content-type=TYPE             answers as JSON with this Content-Type (empty: none)
+      redirect=URL                  307 to URL
+      drop-stream=MS                end a POST stream after an event id and retry: MS, before
+                                    the answer (the client resumes by GET)
+      resume-empty                  a GET with Last-Event-ID gets a stream that ends at once
+      discover-not-initialized      server/discover without a session: 400, -32000
+      unknown-session-400           an unknown session gets 400, not 404
+      expire-after=N                sessions expire after N requests
+
 Default content: tools echo, structured, fail, slow, elicit, sample, roots, mrtr_multi,
 add_tool, touch_resource, log; resources fake://text/hello, fake://blob/bytes,
 fake://json/config, fake://counter; template fake://items/{id}; prompts greeting, simple.
 ";
 
 fn main() -> ExitCode {
-    let config = match parse(std::env::args().skip(1)) {
-        Ok(Some(config)) => config,
+    let (config, http) = match parse(std::env::args().skip(1)) {
+        Ok(Some(parsed)) => parsed,
         Ok(None) => {
             print!("{HELP}");
             return ExitCode::SUCCESS;
@@ -51,6 +83,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some((port, options)) = http {
+        return serve_http(config, options, port);
+    }
     match serve_stdio(config) {
         Ok(ending) => {
             if let mcp_testkit::fake::Ending::Exited { stderr, .. } = &ending {
@@ -65,14 +100,96 @@ fn main() -> ExitCode {
     }
 }
 
-/// The configuration the flags ask for; `None` for `--help`.
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<FakeConfig>, String> {
+/// Serves over HTTP until killed.
+#[cfg(feature = "http")]
+fn serve_http(config: FakeConfig, options: HttpOptions, port: u16) -> ExitCode {
+    use std::io::Write;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mcp-testkit-server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        match HttpFake::start_on(config, options, addr).await {
+            Ok(server) => {
+                let mut out = std::io::stdout();
+                let _ = writeln!(out, "listening on {}", server.url());
+                let _ = out.flush();
+                // Served until the process is killed.
+                std::future::pending::<()>().await;
+                drop(server);
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("mcp-testkit-server: cannot listen on {addr}: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// Built without the `http` feature: there is no HTTP server.
+#[cfg(not(feature = "http"))]
+fn serve_http(_: FakeConfig, _: HttpOptions, _: u16) -> ExitCode {
+    eprintln!("mcp-testkit-server: built without the `http` feature; --http is not available");
+    ExitCode::from(2)
+}
+
+/// Stand-ins for the HTTP options when built without the `http` feature.
+#[cfg(not(feature = "http"))]
+mod no_http {
+    pub(crate) struct HttpOptions;
+    pub(crate) struct HttpKnob;
+
+    impl HttpOptions {
+        pub(crate) fn new() -> Self {
+            HttpOptions
+        }
+        pub(crate) fn stateless(self) -> Self {
+            self
+        }
+        pub(crate) fn json_answers(self) -> Self {
+            self
+        }
+        pub(crate) fn no_get_stream(self) -> Self {
+            self
+        }
+        pub(crate) fn retry(self, _: std::time::Duration) -> Self {
+            self
+        }
+        pub(crate) fn knob(self, _: HttpKnob) -> Self {
+            self
+        }
+    }
+
+    impl HttpKnob {
+        pub(crate) fn parse(_: &str) -> Result<HttpKnob, String> {
+            Err("built without the `http` feature".into())
+        }
+    }
+}
+
+/// What the flags ask for: the configuration, and the HTTP port and
+/// options with `--http`; `None` for `--help`.
+type Parsed = (FakeConfig, Option<(u16, HttpOptions)>);
+
+/// Reads the flags; `None` for `--help`.
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, String> {
     let mut era = EraChoice::Dual;
     let mut versions: Option<Vec<String>> = None;
     let mut page_size = None;
     let mut ttl_ms = 60_000;
     let mut scope = CacheScope::Public;
     let mut knobs = Vec::new();
+    let mut port = None;
+    let mut http = HttpOptions::new();
     while let Some(flag) = args.next() {
         let (name, inline) = match flag.split_once('=') {
             Some((n, v)) if flag.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
@@ -115,6 +232,18 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<FakeConfig>, S
             }
             "--never-read-stdin" => knobs.push(Knob::NeverReadInput),
             "--knob" => knobs.push(knob(&value("a knob")?)?),
+            "--http" => {
+                let text = value("a port")?;
+                port = Some(
+                    text.parse::<u16>()
+                        .map_err(|_| format!("{text:?} is not a port"))?,
+                );
+            }
+            "--stateless" => http = http.stateless(),
+            "--json" => http = http.json_answers(),
+            "--no-get-stream" => http = http.no_get_stream(),
+            "--retry-ms" => http = http.retry(Duration::from_millis(number(&value("a number")?)?)),
+            "--http-knob" => http = http.knob(HttpKnob::parse(&value("a knob")?)?),
             other => return Err(format!("unknown flag {other:?}")),
         }
     }
@@ -125,7 +254,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<FakeConfig>, S
     if let Some(n) = page_size {
         config = config.page_size(n);
     }
-    Ok(Some(knobs.into_iter().fold(config, FakeConfig::knob)))
+    let config = knobs.into_iter().fold(config, FakeConfig::knob);
+    Ok(Some((config, port.map(|p| (p, http)))))
 }
 
 fn number(text: &str) -> Result<u64, String> {

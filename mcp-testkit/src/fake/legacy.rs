@@ -61,6 +61,7 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     let ctx = Ctx {
         session: session.clone(),
         modern: false,
+        request: request.id.clone(),
         progress_token: request_progress_token(&params),
         log_level: conn.log_level.clone(),
         client_caps: conn.client_caps.clone(),
@@ -144,7 +145,7 @@ pub(crate) fn initialized(session: &Session) {
     {
         let asker = session.clone();
         tokio::spawn(async move {
-            let _ = asker.ask_client(methods::ROOTS_LIST, json!({})).await;
+            let _ = asker.ask_client(methods::ROOTS_LIST, json!({}), None).await;
         });
         session.notify(methods::NOTIFICATION_TOOLS_LIST_CHANGED, json!({}));
     }

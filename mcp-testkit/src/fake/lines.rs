@@ -63,7 +63,7 @@ where
                 let mut item = item;
                 loop {
                     match item {
-                        Some(Out::Message(m)) => {
+                        Some(Out::Message(m) | Out::Related { message: m, .. }) => {
                             encode(&m, &mut buf);
                             writer.write_all(&buf).await?;
                         }
@@ -164,7 +164,7 @@ fn write_stdout(mut out: mpsc::UnboundedReceiver<Out>) -> io::Result<Ending> {
     while let Some(mut item) = out.blocking_recv() {
         loop {
             match item {
-                Out::Message(m) => {
+                Out::Message(m) | Out::Related { message: m, .. } => {
                     encode(&m, &mut buf);
                     writer.write_all(&buf)?;
                 }

@@ -10,7 +10,9 @@
 //!   making a fresh server per connection;
 //! - **through bytes**: [`serve_lines`] over any `AsyncRead`/`AsyncWrite`
 //!   (newline-delimited JSON), and [`serve_stdio`] on the process's own
-//!   stdio, which the `mcp-testkit-server` binary runs.
+//!   stdio, which the `mcp-testkit-server` binary runs;
+//! - **over HTTP**: [`http::HttpFake`] on a loopback socket (feature
+//!   `http`), which `mcp-testkit-server --http PORT` runs.
 //!
 //! It follows the spec of each revision it claims. **Legacy**: `initialize`
 //! (the requested version echoed, or the newest it has offered instead),
@@ -66,6 +68,9 @@ mod content;
 mod entries;
 mod errors;
 mod flow;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
 mod legacy;
 mod lines;
 mod modern;

@@ -70,6 +70,7 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     let ctx = Ctx {
         session: session.clone(),
         modern: true,
+        request: request.id.clone(),
         progress_token: meta.get(mcp_protocol::meta::PROGRESS_TOKEN).cloned(),
         log_level: meta
             .get(LOG_LEVEL)

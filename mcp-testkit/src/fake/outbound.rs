@@ -15,11 +15,13 @@ use super::session::Session;
 impl Session {
     /// Sends a request to the client (legacy) and waits for its answer. If
     /// the wait is given up (the tool was cancelled), the client is told
-    /// with `notifications/cancelled`.
+    /// with `notifications/cancelled`. `related` is the client's request
+    /// being served, if any.
     pub(crate) async fn ask_client(
         &self,
         method: &str,
         params: Value,
+        related: Option<&RequestId>,
     ) -> Result<Value, ErrorObject> {
         let (tx, rx) = oneshot::channel();
         let id = {
@@ -33,7 +35,10 @@ impl Session {
             session: self.clone(),
             id: Some(id.clone()),
         };
-        self.send(Message::Request(Request::new(id, method, Some(params))));
+        self.send_for(
+            Message::Request(Request::new(id, method, Some(params))),
+            related,
+        );
         let answer = rx.await;
         guard.id = None;
         answer.unwrap_or_else(|_| Err(ErrorObject::new(INTERNAL_ERROR, "the connection ended")))

@@ -105,7 +105,7 @@ impl FakeServer {
                     item = out.recv() => item,
                 };
                 match item {
-                    Some(Out::Message(message)) => {
+                    Some(Out::Message(message) | Out::Related { message, .. }) => {
                         sent.lock()
                             .unwrap_or_else(|p| p.into_inner())
                             .push(message.clone());

@@ -30,6 +30,16 @@ use super::{legacy, modern};
 pub(crate) enum Out {
     /// A message for the client.
     Message(Message),
+    /// A message for the client that belongs to one of its requests (a
+    /// server request, a log line or progress sent while serving it): over
+    /// HTTP it goes on that request's stream.
+    Related {
+        /// The message.
+        message: Message,
+        /// The client's request it belongs to.
+        #[cfg_attr(not(feature = "http"), allow(dead_code))]
+        request: RequestId,
+    },
     /// The server "exits" with this code after writing this to stderr.
     Exit { code: i32, stderr: String },
     /// The input ended; nothing more will come.
@@ -344,5 +354,18 @@ impl Session {
             method,
             Some(params),
         )));
+    }
+
+    /// Sends a message that belongs to the client's request `related`
+    /// (none: to the connection).
+    pub(crate) fn send_for(&self, message: Message, related: Option<&RequestId>) {
+        let out = match related {
+            Some(request) => Out::Related {
+                message,
+                request: request.clone(),
+            },
+            None => Out::Message(message),
+        };
+        let _ = self.inner.out.send(out);
     }
 }

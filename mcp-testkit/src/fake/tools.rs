@@ -3,7 +3,7 @@
 use mcp_protocol::methods;
 use std::time::Duration;
 
-use mcp_protocol::ErrorObject;
+use mcp_protocol::{ErrorObject, Message, Notification, RequestId};
 use serde_json::{Map, Value, json};
 
 use super::entries::{FakeTool, ResourceBody, ToolBehavior};
@@ -18,6 +18,8 @@ pub(crate) struct Ctx {
     pub(crate) session: Session,
     /// Whether the request is served by the modern rules.
     pub(crate) modern: bool,
+    /// The request being served.
+    pub(crate) request: RequestId,
     /// `_meta.progressToken`, if any.
     pub(crate) progress_token: Option<Value>,
     /// The level below which log messages are not sent; `None`: none sent.
@@ -34,7 +36,9 @@ impl Ctx {
             && rank >= threshold
         {
             let params = json!({ "level": level, "logger": "fake", "data": data });
-            self.session.notify(methods::NOTIFICATION_MESSAGE, params);
+            let log = Notification::new(methods::NOTIFICATION_MESSAGE, Some(params));
+            self.session
+                .send_for(Message::Notification(log), Some(&self.request));
         }
     }
 }
@@ -113,7 +117,9 @@ fn slow(ctx: Ctx, args: &Map<String, Value>) -> Reply {
                     "total": steps,
                     "message": format!("step {step} of {steps}"),
                 });
-                ctx.session.notify(methods::NOTIFICATION_PROGRESS, params);
+                let progress = Notification::new(methods::NOTIFICATION_PROGRESS, Some(params));
+                ctx.session
+                    .send_for(Message::Notification(progress), Some(&ctx.request));
             }
         }
         Ok(text(format!("done after {steps} steps")))
@@ -148,7 +154,7 @@ fn ask(ctx: Ctx, name: &str, rounds: Vec<InputRound>, params: &Value) -> Reply {
             for request in requests {
                 match ctx
                     .session
-                    .ask_client(&request.method, request.params)
+                    .ask_client(&request.method, request.params, Some(&ctx.request))
                     .await
                 {
                     Ok(answer) => answers.insert(request.key, answer),
