@@ -203,7 +203,6 @@ async fn the_same_code_over_the_2024_11_05_http_sse_transport() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the client's session recovery"]
 async fn an_expired_session_is_reinitialized_once_and_the_call_succeeds() {
     let run = async {
         let server = HttpFake::start(FakeConfig::legacy()).await.unwrap();
