@@ -50,9 +50,44 @@ impl Status {
     }
 }
 
-/// Each scenario's checks, by scenario name; within a scenario, the worst
-/// status of each check id (an id may fire more than once).
-pub(super) type Results = BTreeMap<String, BTreeMap<String, Status>>;
+/// How often a check id fired with each status (an id may fire more than
+/// once: once per method, say).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Fired(BTreeMap<Status, usize>);
+
+impl Fired {
+    fn add(&mut self, status: Status) {
+        *self.0.entry(status).or_default() += 1;
+    }
+
+    /// Whether any firing counts as failing.
+    pub(super) fn fails(&self) -> bool {
+        self.0.keys().any(|s| s.fails())
+    }
+
+    /// Each status and its count, best first.
+    pub(super) fn counts(&self) -> impl Iterator<Item = (Status, usize)> + '_ {
+        self.0.iter().map(|(s, n)| (*s, *n))
+    }
+
+    /// `ok`, or `ok×6 skip×2` when it fired more than once or mixed.
+    pub(super) fn cell(&self) -> String {
+        let parts: Vec<String> = self
+            .counts()
+            .map(|(s, n)| {
+                if n == 1 {
+                    s.short().to_owned()
+                } else {
+                    format!("{}×{n}", s.short())
+                }
+            })
+            .collect();
+        parts.join(" ")
+    }
+}
+
+/// Each scenario's checks, by scenario name, then by check id.
+pub(super) type Results = BTreeMap<String, BTreeMap<String, Fired>>;
 
 /// Reads every `checks.json` under `dir`.
 pub(super) fn read_results(dir: &Path) -> Result<Results> {
@@ -91,7 +126,7 @@ fn scenario_of(folder: &str) -> Option<String> {
     (stamp.starts_with('-') && stamp.ends_with('Z') && !name.is_empty()).then(|| name.to_owned())
 }
 
-fn parse_checks(text: &str) -> Result<BTreeMap<String, Status>> {
+fn parse_checks(text: &str) -> Result<BTreeMap<String, Fired>> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     let array = value.as_array().ok_or("not a JSON array of checks")?;
     let mut checks = BTreeMap::new();
@@ -101,8 +136,10 @@ fn parse_checks(text: &str) -> Result<BTreeMap<String, Status>> {
             .and_then(Value::as_str)
             .ok_or("a check without an id")?;
         let status = Status::parse(check.get("status").and_then(Value::as_str).unwrap_or(""));
-        let worst = checks.entry(id.to_owned()).or_insert(status);
-        *worst = (*worst).max(status);
+        checks
+            .entry(id.to_owned())
+            .or_insert_with(Fired::default)
+            .add(status);
     }
     Ok(checks)
 }
@@ -185,24 +222,32 @@ mod tests {
     }
 
     #[test]
-    fn keeps_the_worst_status_of_an_id() {
+    fn counts_each_status_of_an_id() {
         let checks = parse_checks(
             r#"[{"id":"a","status":"SUCCESS"},{"id":"a","status":"WARNING"},
                 {"id":"b","status":"INFO"},{"id":"c","status":"odd"}]"#,
         )
         .unwrap();
-        assert_eq!(checks["a"], Status::Warning);
-        assert_eq!(checks["b"], Status::Info);
-        assert_eq!(checks["c"], Status::Failure);
+        assert_eq!(checks["a"].cell(), "ok WARN");
+        assert!(checks["a"].fails());
+        assert_eq!(checks["b"].cell(), "info");
+        assert!(!checks["b"].fails());
+        assert_eq!(checks["c"].cell(), "FAIL");
     }
 
     #[test]
     fn applies_the_baseline_rule() {
+        let fired = |status| {
+            let mut f = Fired::default();
+            f.add(Status::Success);
+            f.add(status);
+            [("x".to_owned(), f)].into()
+        };
         let mut results = Results::new();
-        results.insert("ok".into(), [("x".into(), Status::Success)].into());
-        results.insert("warned".into(), [("x".into(), Status::Warning)].into());
-        results.insert("auth/a".into(), [("x".into(), Status::Failure)].into());
-        results.insert("auth/b".into(), [("x".into(), Status::Info)].into());
+        results.insert("ok".into(), fired(Status::Success));
+        results.insert("warned".into(), fired(Status::Warning));
+        results.insert("auth/a".into(), fired(Status::Failure));
+        results.insert("auth/b".into(), fired(Status::Info));
         let expected = vec![
             "auth/a".to_owned(),
             "auth/b".to_owned(),

@@ -113,7 +113,7 @@ pub(super) fn run_leg(
         invoke(paths, client, &select, &solo)?;
         let again = read_results(&solo)?;
         let checks = again.get(scenario).cloned().unwrap_or_default();
-        let passed = !checks.is_empty() && !checks.values().any(|s| s.fails());
+        let passed = !checks.is_empty() && !checks.values().any(|f| f.fails());
         reran.push((scenario.clone(), passed));
         if !checks.is_empty() {
             results.insert(scenario.clone(), checks);

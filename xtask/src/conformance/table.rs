@@ -30,15 +30,16 @@ pub(super) fn table(legs: &[(Leg, LegOutcome)]) -> String {
             let cell = outcome
                 .results
                 .get(scenario)
-                .map(|checks| checks.get(id).map_or("·", |s| s.short()))
-                .unwrap_or("-");
+                .map(|checks| checks.get(id).map_or("·".to_owned(), |f| f.cell()))
+                .unwrap_or_else(|| "-".to_owned());
             out.push_str(&format!(" {cell} |"));
         }
         out.push('\n');
     }
     out.push_str(
-        "\n`ok` SUCCESS, `info` INFO, `skip` SKIPPED, `WARN` WARNING, `FAIL` FAILURE; \
-         `·` the scenario ran without that check, `-` the leg did not run the scenario.\n",
+        "\n`ok` SUCCESS, `info` INFO, `skip` SKIPPED, `WARN` WARNING, `FAIL` FAILURE, \
+         `×N` fired N times (once per method, say); `·` the scenario ran without that \
+         check, `-` the leg did not run the scenario.\n",
     );
     out
 }
@@ -58,12 +59,12 @@ pub(super) fn summary(legs: &[(Leg, LegOutcome)]) -> String {
         let non_auth_failing = failing.iter().filter(|s| !s.starts_with("auth/")).count();
         let mut counts = [0usize; 5];
         for checks in outcome.results.values() {
-            for status in checks.values() {
-                counts[*status as usize] += 1;
+            for (status, n) in checks.values().flat_map(|f| f.counts()) {
+                counts[status as usize] += n;
             }
         }
         out.push_str(&format!(
-            "{}: {} scenarios, {} passed, {} failing ({} of them outside auth/); checks: {} ok, {} info, {} skipped, {} warnings, {} failures; {}",
+            "{}: {} scenarios, {} passed, {} failing ({} of them outside auth/); check results: {} ok, {} info, {} skipped, {} warnings, {} failures; {}",
             leg.label,
             total,
             total - failing.len(),
