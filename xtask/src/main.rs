@@ -207,6 +207,8 @@ fn package() -> Result {
             "--workspace",
             "--exclude",
             "xtask",
+            "--exclude",
+            "mcp-steady-conformance",
             "--allow-dirty",
             "--target-dir",
             &verify,
