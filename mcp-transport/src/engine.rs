@@ -280,8 +280,11 @@ impl Engine {
     fn end(&self, error: TransportError) {
         self.inner.alive.store(false, Ordering::Release);
         self.inner.correlator.fail_all(error);
-        self.inner.outbound.close();
+        // Cancelled before the queue closes: a writer woken by the closed
+        // queue must find the shutdown under way, or its going reads as a
+        // writer that stopped on its own.
         self.inner.shutdown.cancel();
+        self.inner.outbound.close();
         let running: Vec<AbortHandle> = self.running().drain().map(|(_, h)| h).collect();
         for handle in running {
             handle.abort();

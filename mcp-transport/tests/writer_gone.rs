@@ -102,3 +102,36 @@ async fn a_writer_that_outlives_the_engine_ends_quietly() {
     assert_eq!(item, Ok(None), "recv ends once the engine is gone");
     drop(outbound);
 }
+
+/// A writer woken by `close` (its queue ended) finds the connection's
+/// shutdown already cancelled, so its going is taken as part of the close,
+/// not as a writer that stopped on its own (which would warn). The writer
+/// runs on another worker thread, where it may run the moment the queue
+/// ends; each round is bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_woken_by_close_sees_the_shutdown() {
+    for round in 0..200 {
+        let (engine, mut outbound) = Engine::new(ConnectionHandlers::discard());
+        let shutdown = engine.shutdown_token();
+        let (parked_tx, parked_rx) = tokio::sync::oneshot::channel();
+        let writer = tokio::spawn(async move {
+            let _ = parked_tx.send(());
+            let item = outbound.recv().await;
+            let cancelled = shutdown.is_cancelled();
+            drop(outbound);
+            (item, cancelled)
+        });
+        let _ = parked_rx.await;
+        tokio::task::yield_now().await;
+        engine.close().await;
+        let (item, cancelled) = tokio::time::timeout(Duration::from_secs(5), writer)
+            .await
+            .expect("the writer hung")
+            .unwrap();
+        assert_eq!(item, None, "round {round}: the queue did not end");
+        assert!(
+            cancelled,
+            "round {round}: the queue ended before the shutdown was cancelled"
+        );
+    }
+}

@@ -4,7 +4,7 @@
 //!   warnings denied, docs without warnings (all features), the dependency
 //!   rules between crates, `cargo package` of every published crate, every
 //!   test (unit, integration, doc), the quickstart example, and at the end
-//!   the interop suite.
+//!   the interop suite, then the conformance suite.
 //! - `cargo xtask deps`: only the dependency rules.
 //! - `cargo xtask interop [-- RUNNER ARGS]`: installs pinned real servers
 //!   into `.cache/interop/` (only when missing; a second run needs no
@@ -17,6 +17,13 @@
 //! - `cargo xtask interop-cli-http --mcp MCP --node NODE --python PYTHON`:
 //!   the interop task's CLI checks over HTTP, which it runs in a network
 //!   namespace of their own (see [`cli_http`]).
+//! - `cargo xtask conformance`: installs the official MCP conformance suite
+//!   (pinned, with Node 22) into `.cache/conformance/` when missing, and runs
+//!   it against `mcp-conformance-client`: the requirements of 2025-11-25 and
+//!   2026-07-28, then `--suite all` at each revision; prints a table of
+//!   every scenario and check (see [`conformance`]). Only `auth/…`
+//!   scenarios may fail, as listed in `xtask/conformance/expected-failures.yml`.
+//! - `cargo xtask conformance-install [--offline]`: only its install step.
 //! - `cargo xtask bench [-- --quick]`: latency, throughput, memory and connect
 //!   time over stdio, against a bare pipe and against rmcp (see [`mod@bench`]);
 //!   the table goes to `target-bench/bench.md`.
@@ -24,6 +31,7 @@
 mod bench;
 mod cli;
 mod cli_http;
+mod conformance;
 mod interop;
 
 use std::process::{Command, ExitCode};
@@ -38,10 +46,12 @@ fn main() -> ExitCode {
         "interop" => interop::interop(&args[1..]),
         "interop-install" => interop::install_only(&args[1..]),
         "interop-cli-http" => cli_http::serve_and_check(&args[1..]),
+        "conformance" => conformance::conformance(&args[1..]),
+        "conformance-install" => conformance::install_only(&args[1..]),
         "bench" => bench::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, then interop\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  bench             stdio latency, throughput, memory, connect time vs a bare pipe and rmcp\n                    (built in target-bench/, table in target-bench/bench.md; `-- --quick` for a short run)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, then interop and conformance\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             stdio latency, throughput, memory, connect time vs a bare pipe and rmcp\n                    (built in target-bench/, table in target-bench/bench.md; `-- --quick` for a short run)"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS
@@ -172,8 +182,9 @@ fn test() -> Result {
         ],
         &[],
     )?;
-    // Last: real servers, installed on first use.
-    interop::interop(&[])
+    // Last: real servers, then the conformance suite, installed on first use.
+    interop::interop(&[])?;
+    conformance::conformance(&[])
 }
 
 /// `cargo package` for every published crate, each built from its packaged
@@ -220,6 +231,8 @@ fn package() -> Result {
             "--workspace",
             "--exclude",
             "xtask",
+            "--exclude",
+            "mcp-steady-conformance",
             "--allow-dirty",
             "--target-dir",
             &verify,

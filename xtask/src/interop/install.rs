@@ -250,7 +250,7 @@ fn python() -> Result<PathBuf> {
     ))
 }
 
-fn forbid(net: Net, what: &str) -> Result {
+pub(crate) fn forbid(net: Net, what: &str) -> Result {
     match net {
         Net::Allowed => Ok(()),
         Net::Forbidden => Err(format!(
@@ -261,16 +261,16 @@ fn forbid(net: Net, what: &str) -> Result {
 
 const STAMP: &str = ".xtask-installed";
 
-fn stamped(dir: &Path, stamp: &str) -> bool {
+pub(crate) fn stamped(dir: &Path, stamp: &str) -> bool {
     std::fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s.trim() == stamp)
 }
 
-fn write_stamp(dir: &Path, stamp: &str) -> Result {
+pub(crate) fn write_stamp(dir: &Path, stamp: &str) -> Result {
     write(&dir.join(STAMP), format!("{stamp}\n").as_bytes())
 }
 
 /// Empties `dir` (a half-done or outdated install) and creates it.
-fn fresh_dir(dir: &Path) -> Result {
+pub(crate) fn fresh_dir(dir: &Path) -> Result {
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| format!("removing {}: {e}", dir.display()))?;
     }

@@ -40,9 +40,10 @@ pub(crate) mod serve;
 mod util;
 
 use install::install;
-pub(crate) use offline::offline_command;
-use offline::{offline_proof, unshare_works};
-pub(crate) use util::{ms, os, output_within, target_dir};
+pub(crate) use install::{forbid, fresh_dir, stamped, write_stamp};
+pub(crate) use offline::{offline_command, offline_proof, unshare_works};
+pub(crate) use util::{hash, ms, os, output_within, path_str, read, run_to_stderr, size_of};
+pub(crate) use util::{target_dir, write};
 
 /// The pinned server-everything release (also in `xtask/interop/npm/`).
 pub(crate) const EVERYTHING_VERSION: &str = "2026.8.31";
@@ -98,17 +99,17 @@ impl Paths {
 
 /// Whether installing may use the network.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Net {
+pub(crate) enum Net {
     Allowed,
     /// Nothing may be installed: the run fails instead.
     Forbidden,
 }
 
 /// What the install step found or did for one component.
-struct Step {
-    what: String,
-    installed: Option<Duration>,
-    bytes: u64,
+pub(crate) struct Step {
+    pub(crate) what: String,
+    pub(crate) installed: Option<Duration>,
+    pub(crate) bytes: u64,
 }
 
 /// The programs the runs use.
@@ -136,7 +137,7 @@ pub(crate) fn interop(args: &[String]) -> Result {
     let installed = install(&paths, Net::Allowed)?;
     print_steps(&installed.steps);
 
-    offline_proof()?;
+    offline_proof("interop-install")?;
 
     crate::run(
         "cargo",
@@ -214,7 +215,7 @@ pub(crate) fn install_only(args: &[String]) -> Result {
     Ok(())
 }
 
-fn print_steps(steps: &[Step]) {
+pub(crate) fn print_steps(steps: &[Step]) {
     for step in steps {
         let size = format!("{:.1} MB", step.bytes as f64 / 1e6);
         match step.installed {

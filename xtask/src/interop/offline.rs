@@ -6,17 +6,18 @@ use std::process::Command;
 
 use crate::Result;
 
-/// Re-runs the install step with no network and fails if it needs any.
-pub(super) fn offline_proof() -> Result {
+/// Re-runs an install step (the xtask task `install_task`, given
+/// `--offline`) with no network and fails if it needs any.
+pub(crate) fn offline_proof(install_task: &str) -> Result {
     let me = std::env::current_exe().map_err(|e| format!("where is xtask? {e}"))?;
     let mut command = offline_command(&me);
-    command.args(["interop-install", "--offline"]);
+    command.args([install_task, "--offline"]);
     let how = if unshare_works() {
         "unshare -rn (no network at all)"
     } else {
         "npm_config_offline=true PIP_NO_INDEX=1 (unshare -rn is not allowed here)"
     };
-    eprintln!("\n==> interop: the install step again, offline, via {how}");
+    eprintln!("\n==> {install_task}: the install step again, offline, via {how}");
     let status = command
         .status()
         .map_err(|e| format!("could not start the offline install check: {e}"))?;
@@ -58,7 +59,7 @@ pub(crate) fn offline_command(program: &Path) -> Command {
 }
 
 /// Whether `unshare -rn` (a user and network namespace) is allowed here.
-pub(super) fn unshare_works() -> bool {
+pub(crate) fn unshare_works() -> bool {
     static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *WORKS.get_or_init(|| {
         Command::new("unshare")

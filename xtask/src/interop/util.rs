@@ -24,22 +24,22 @@ pub(crate) fn target_dir() -> Result<PathBuf> {
     ))
 }
 
-pub(super) fn read(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))
 }
 
-pub(super) fn write(path: &Path, bytes: &[u8]) -> Result {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> Result {
     std::fs::write(path, bytes).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
-pub(super) fn path_str(path: &Path) -> Result<&str> {
+pub(crate) fn path_str(path: &Path) -> Result<&str> {
     path.to_str()
         .ok_or_else(|| format!("{} is not UTF-8", path.display()))
 }
 
 /// FNV-1a over the inputs, as hex: stable across Rust releases, unlike
 /// `DefaultHasher`.
-pub(super) fn hash(parts: &[&[u8]]) -> String {
+pub(crate) fn hash(parts: &[&[u8]]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
         for &b in part.iter().chain(&[0xff]) {
@@ -51,7 +51,7 @@ pub(super) fn hash(parts: &[&[u8]]) -> String {
 }
 
 /// The bytes under `dir`, symlinks not followed.
-pub(super) fn size_of(dir: &Path) -> u64 {
+pub(crate) fn size_of(dir: &Path) -> u64 {
     let mut total = 0;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -74,7 +74,7 @@ pub(super) fn size_of(dir: &Path) -> u64 {
 
 /// Like [`crate::run`], with the command's stdout sent to stderr: the
 /// table on stdout stays clean of installers' chatter.
-pub(super) fn run_to_stderr(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
+pub(crate) fn run_to_stderr(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
     let shown = format!("{program} {}", args.join(" "));
     eprintln!("\n==> {shown}");
     let start = Instant::now();

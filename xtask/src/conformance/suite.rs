@@ -1,0 +1,206 @@
+//! Running the suite: one leg (`--requirements REV` or `--suite all
+//! --spec-version REV`), its results read back, and each scenario that
+//! failed unexpectedly re-run alone once.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::Paths;
+use super::results::{Results, Verdict, read_results, verdict};
+use crate::Result;
+use crate::interop::output_within;
+
+/// The per-client limit given to the suite: its default (30 s) is too
+/// tight for the timing scenarios when every scenario starts at once on two
+/// cores.
+const CLIENT_TIMEOUT_MS: &str = "60000";
+/// The limit for one whole suite invocation (the scenarios run at once, so
+/// a leg takes about as long as its slowest client).
+const LEG_LIMIT: Duration = Duration::from_secs(300);
+
+/// One invocation of `conformance client`.
+pub(super) struct Leg {
+    /// A column header: `req 2025-11-25`, `all 2026-07-28`.
+    pub(super) label: String,
+    /// The arguments selecting the scenarios.
+    pub(super) select: Vec<String>,
+    /// The revision a scenario of this leg is re-run at.
+    pub(super) version: String,
+}
+
+impl Leg {
+    /// `--requirements REV`: exactly what the revision requires (and the
+    /// unscored extras it runs for visibility).
+    pub(super) fn requirements(version: &str) -> Leg {
+        Leg {
+            label: format!("req {version}"),
+            select: vec!["--requirements".into(), version.into()],
+            version: version.into(),
+        }
+    }
+
+    /// `--suite all --spec-version REV`.
+    pub(super) fn all(version: &str) -> Leg {
+        Leg {
+            label: format!("all {version}"),
+            select: vec![
+                "--suite".into(),
+                "all".into(),
+                "--spec-version".into(),
+                version.into(),
+            ],
+            version: version.into(),
+        }
+    }
+
+    fn slug(&self) -> String {
+        self.label.replace(' ', "-")
+    }
+}
+
+/// What a leg gave.
+pub(super) struct LegOutcome {
+    /// Every scenario's checks (a re-run's replacing the first run's).
+    pub(super) results: Results,
+    /// The verdict after the re-runs.
+    pub(super) verdict: Verdict,
+    /// Scenarios re-run alone, and whether they passed then.
+    pub(super) reran: Vec<(String, bool)>,
+    /// The whole leg, re-runs included.
+    pub(super) took: Duration,
+}
+
+/// Runs `leg` against `client`, re-running unexpected failures alone.
+pub(super) fn run_leg(
+    paths: &Paths,
+    leg: &Leg,
+    client: &Path,
+    expected: &[String],
+    out: &Path,
+) -> Result<LegOutcome> {
+    let started = Instant::now();
+    let dir = out.join(leg.slug());
+    let (exit_ok, stdout) = invoke(paths, client, &leg.select, &dir)?;
+    eprintln!("\n--- {}: the suite's summary", leg.label);
+    eprintln!("{}", summary(&stdout));
+    let mut results = read_results(&dir)?;
+    let first = verdict(&results, expected);
+    if !exit_ok && first == Verdict::default() {
+        return Err(format!(
+            "{}: the suite failed, but its results show no unexpected or stale scenario; its output is in {}",
+            leg.label,
+            dir.with_extension("log").display()
+        ));
+    }
+    let mut reran = Vec::new();
+    for scenario in &first.unexpected {
+        eprintln!(
+            "    {}: {scenario} failed; running it again alone",
+            leg.label
+        );
+        let solo = dir.with_file_name(format!(
+            "{}-again-{}",
+            leg.slug(),
+            scenario.replace('/', "_")
+        ));
+        let select = [
+            "--scenario".to_owned(),
+            scenario.clone(),
+            "--spec-version".to_owned(),
+            leg.version.clone(),
+        ];
+        invoke(paths, client, &select, &solo)?;
+        let again = read_results(&solo)?;
+        let checks = again.get(scenario).cloned().unwrap_or_default();
+        let passed = !checks.is_empty() && !checks.values().any(|f| f.fails());
+        reran.push((scenario.clone(), passed));
+        if !checks.is_empty() {
+            results.insert(scenario.clone(), checks);
+        }
+    }
+    let verdict = verdict(&results, expected);
+    Ok(LegOutcome {
+        results,
+        verdict,
+        reran,
+        took: started.elapsed(),
+    })
+}
+
+/// One `conformance client` run into `dir` (emptied first); its output
+/// goes to `dir.log`. Returns whether the suite exited 0, and its stdout.
+fn invoke(
+    paths: &Paths,
+    client: &Path,
+    select: &[String],
+    dir: &PathBuf,
+) -> Result<(bool, String)> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| format!("removing {}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let node_bin = paths
+        .node()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let path = match std::env::var_os("PATH") {
+        Some(rest) => {
+            let mut all = vec![node_bin];
+            all.extend(std::env::split_paths(&rest));
+            std::env::join_paths(all).map_err(|e| format!("PATH: {e}"))?
+        }
+        None => node_bin.into_os_string(),
+    };
+    let mut command = Command::new(paths.node());
+    command
+        .arg(paths.suite_entry())
+        .arg("client")
+        // The suite splits the command on spaces: the path must have none.
+        .arg("--command")
+        .arg(client)
+        .args(select)
+        .arg("--timeout")
+        .arg(CLIENT_TIMEOUT_MS)
+        .arg("--expected-failures")
+        .arg(paths.expected_failures())
+        .arg("-o")
+        .arg(dir)
+        .env("PATH", path)
+        // The suite's own colours would end up in the log.
+        .env("NO_COLOR", "1")
+        .env("npm_config_offline", "true")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    eprintln!("\n==> conformance client {}", select.join(" "));
+    let started = Instant::now();
+    let output = output_within(command, LEG_LIMIT)?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut log = stdout.clone();
+    log.push_str("\n--- stderr\n");
+    log.push_str(&String::from_utf8_lossy(&output.stderr));
+    let log_file = dir.with_extension("log");
+    std::fs::write(&log_file, &log).map_err(|e| format!("writing {}: {e}", log_file.display()))?;
+    eprintln!(
+        "<== conformance client {}: {} in {:.1?} (output in {})",
+        select.join(" "),
+        output.status,
+        started.elapsed(),
+        log_file.display()
+    );
+    Ok((output.status.success(), stdout))
+}
+
+/// The suite's closing summary (from `=== SUITE SUMMARY ===` on), or the
+/// output's tail when there is none.
+fn summary(log: &str) -> String {
+    match log.find("=== SUITE SUMMARY ===") {
+        Some(i) => log[i..].trim_end().to_owned(),
+        None => {
+            let lines: Vec<&str> = log.lines().collect();
+            lines[lines.len().saturating_sub(40)..].join("\n")
+        }
+    }
+}
