@@ -68,6 +68,17 @@ pub(crate) struct ServerArgs {
     #[arg(long, value_name = "NAME: VALUE", value_parser = parse_header, global = true)]
     pub(crate) header: Vec<(String, String)>,
 
+    /// A servers file in the `mcpServers` form desktop and editor clients
+    /// use (VS Code's `servers` form too); pick one with --server. Without
+    /// it, `mcp servers` and --server read `.mcp.json` (else
+    /// `.vscode/mcp.json`) in the current directory.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub(crate) config: Option<PathBuf>,
+
+    /// Use this server of the servers file.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub(crate) server: Option<String>,
+
     /// Set an environment variable for the server (repeatable).
     #[arg(long, value_name = "K=V", value_parser = parse_env, global = true)]
     pub(crate) env: Vec<(String, String)>,
@@ -142,6 +153,9 @@ pub(crate) enum Command {
     Ping,
     /// Print change notifications as they come, until Ctrl-C.
     Watch(WatchArgs),
+    /// Show every server of the servers file (--config) with its status,
+    /// era and tool count, connecting to all of them at once.
+    Servers,
 }
 
 /// `mcp tools …`.

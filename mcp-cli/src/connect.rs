@@ -1,13 +1,16 @@
 //! Choosing the server and connecting to it: a child process over stdio,
-//! or the embedded reference server in process.
+//! a URL, a server of a servers file, or the embedded reference server in
+//! process.
 
 use std::path::Path;
 
 use mcp_client::handlers::{HandlerError, sampling_fn};
+use mcp_client::host::{ServerDefinition, ServersFile};
 use mcp_client::http::http::{HeaderName, HeaderValue};
 use mcp_client::protocol::ProtocolVersion;
 use mcp_client::protocol::types::{ContentBlock, CreateMessageRequestParams};
 use mcp_client::protocol::types::{CreateMessageResult, Root, SamplingContent};
+use mcp_client::transport::Connector;
 use mcp_client::{Client, ClientBuilder, EraMode, HttpTransportBuilder};
 use mcp_testkit::fake::{FakeConfig, FakeServer};
 use mcp_transport_stdio::StdioCommand;
@@ -26,11 +29,31 @@ pub(crate) enum Server {
     Http(String),
     /// The embedded reference server (mcp-testkit's fake server, both eras).
     Embedded,
+    /// A server of a servers file, by name.
+    Configured(String, ServerDefinition),
 }
 
 impl Server {
     /// The server the command line names.
     pub(crate) fn from_cli(cli: &Cli) -> Outcome<Server> {
+        if let Some(name) = &cli.server.server {
+            if cli.server.url.is_some() || cli.server.stdio.is_some() || !cli.program.is_empty() {
+                return Err(Failure::usage(
+                    "give the server either with --server, --url, --stdio or after --, not two of them",
+                ));
+            }
+            let file = servers_file(cli)?;
+            return match file.servers.get(name) {
+                Some(definition) => Ok(Server::Configured(name.clone(), definition.clone())),
+                None => {
+                    let known: Vec<&str> = file.servers.keys().map(String::as_str).collect();
+                    Err(Failure::usage(format!(
+                        "the servers file has no server {name:?}; it has: {}",
+                        known.join(", ")
+                    )))
+                }
+            };
+        }
         if let Some(url) = &cli.server.url {
             if cli.server.stdio.is_some() || !cli.program.is_empty() {
                 return Err(Failure::usage(
@@ -56,6 +79,24 @@ impl Server {
             (None, true) => Ok(Server::Embedded),
         }
     }
+}
+
+/// The servers file --config names, else `.mcp.json` or
+/// `.vscode/mcp.json` in the current directory.
+pub(crate) fn servers_file(cli: &Cli) -> Outcome<ServersFile> {
+    let path = match &cli.server.config {
+        Some(path) => path.clone(),
+        None => [".mcp.json", ".vscode/mcp.json"]
+            .iter()
+            .map(std::path::PathBuf::from)
+            .find(|p| p.exists())
+            .ok_or_else(|| {
+                Failure::usage("no servers file: give one with --config (no .mcp.json here)")
+            })?,
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
+    ServersFile::from_json(&text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
 }
 
 /// The client's settings from the command line: era, versions, timeout,
@@ -135,6 +176,15 @@ pub(crate) async fn connect(cli: &Cli, server: Server, builder: ClientBuilder) -
                 command = command.on_stderr(move |line| eprintln!("{prefix}{line}"));
             }
             builder.server_name(name).connect(command).await
+        }
+        Server::Configured(name, definition) => {
+            let connector = definition
+                .connector(&name)
+                .map_err(|e| Failure::usage(format!("server {name:?}: {e}")))?;
+            builder
+                .server_name(name)
+                .connect(move |handlers| connector.connect(handlers))
+                .await
         }
         Server::Http(url) => {
             let mut http = HttpTransportBuilder::new(url.clone());

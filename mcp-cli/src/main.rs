@@ -114,6 +114,15 @@ async fn run(cli: Cli) -> Outcome {
         json: cli.json,
         terminal: std::io::stdout().is_terminal(),
     };
+    if matches!(cli.command, Some(args::Command::Servers)) {
+        let file = connect::servers_file(&cli)?;
+        // Many servers at once: none of them may ask on the terminal.
+        let builder = connect::builder(&cli, &progress, false)?;
+        return tokio::select! {
+            outcome = commands::servers::run(&file, builder, &out) => outcome,
+            () = interrupted.cancelled() => Err(Failure::interrupted()),
+        };
+    }
     let server = connect::Server::from_cli(&cli)?;
     let builder = connect::builder(&cli, &progress, std::io::stdin().is_terminal())?;
     let client = tokio::select! {

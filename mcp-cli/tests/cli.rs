@@ -524,3 +524,79 @@ fn tools_list_and_call_over_http_against_the_reference_server_in_each_era() {
         );
     }
 }
+
+/// A servers file with the reference server in both eras, and one that
+/// cannot start.
+fn servers_file() -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("mcp-cli-servers-{}.json", std::process::id()));
+    let file = serde_json::json!({"mcpServers": {
+        "old": {"command": server(), "args": ["--era", "legacy"]},
+        "new": {"type": "stdio", "command": server(), "args": ["--era", "${MCP_TEST_ERA:-modern}"]},
+        "gone": {"command": "/nonexistent/mcp-server"}
+    }});
+    std::fs::write(&path, file.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn servers_shows_every_server_of_a_file_with_its_status() {
+    let file = servers_file();
+    let o = mcp(&["servers", "--config", file.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let text = stdout(&o);
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} line:\n{text}"))
+            .to_owned()
+    };
+    assert!(
+        line("old").contains("ready") && line("old").contains("2025-11-25"),
+        "{text}"
+    );
+    assert!(
+        line("new").contains("ready") && line("new").contains("2026-07-28"),
+        "{text}"
+    );
+    assert!(line("gone").contains("failed"), "{text}");
+
+    let o = mcp(&["--json", "servers", "--config", file.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let servers = json(&o);
+    let new = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "new")
+        .unwrap();
+    assert_eq!(new["status"], "ready");
+    assert!(new["tools"].as_u64().unwrap() > 5, "{new}");
+    let _ = std::fs::remove_file(file);
+}
+
+#[test]
+fn a_server_of_a_file_is_used_by_name() {
+    let file = servers_file();
+    let config = file.to_str().unwrap();
+    let o = mcp(&[
+        "--json",
+        "--config",
+        config,
+        "--server",
+        "new",
+        "tools",
+        "call",
+        "echo",
+        "text=from a file",
+    ]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("from a file"), "{}", stdout(&o));
+    let o = mcp(&["--config", config, "--server", "nobody", "tools", "list"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("new"),
+        "the known names are listed: {}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_file(file);
+}

@@ -15,6 +15,7 @@ mod inspect;
 mod ping;
 mod prompts;
 mod resources;
+pub(crate) mod servers;
 mod tools;
 mod watch;
 
@@ -63,5 +64,10 @@ pub(crate) async fn run(ctx: &Ctx, command: Option<Command>) -> Outcome {
         Command::Complete(args) => complete::run(ctx, args).await,
         Command::Ping => ping::run(ctx).await,
         Command::Watch(args) => watch::run(ctx, args).await,
+        // Many servers, no single connection: `main` runs it before
+        // connecting, so it never gets here.
+        Command::Servers => Err(crate::exit::Failure::usage(
+            "`mcp servers` connects to a servers file's servers itself",
+        )),
     }
 }

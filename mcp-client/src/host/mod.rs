@@ -148,7 +148,7 @@ impl HostBuilder {
     pub fn servers_file(mut self, file: &ServersFile) -> Self {
         for (name, definition) in &file.servers {
             self.servers
-                .push((name.clone(), connector_for(name, definition)));
+                .push((name.clone(), definition.connector(name)));
         }
         self
     }
@@ -268,7 +268,8 @@ async fn connect_one(
     };
     let started = Instant::now();
     let builder = make(&name);
-    let connecting = builder.connect(SharedConnector(connector));
+    // The client keeps the connector for restarts.
+    let connecting = builder.connect(move |handlers| connector.connect(handlers));
     let client = match tokio::time::timeout(timeout, connecting).await {
         Ok(Ok(client)) => client,
         Ok(Err(e)) => {
@@ -308,62 +309,54 @@ async fn connect_one(
     });
 }
 
-/// A connector shared by the host's task and the client (for restarts).
-struct SharedConnector(Arc<dyn Connector>);
-
-impl Connector for SharedConnector {
-    fn connect(
-        &self,
-        handlers: mcp_transport::ConnectionHandlers,
-    ) -> futures::future::BoxFuture<
-        'static,
-        std::result::Result<Arc<dyn mcp_transport::Transport>, mcp_transport::TransportError>,
-    > {
-        self.0.connect(handlers)
-    }
-}
-
-fn connector_for(name: &str, definition: &ServerDefinition) -> Reach {
-    match definition {
-        #[cfg(feature = "stdio")]
-        ServerDefinition::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            let mut command = crate::StdioCommand::new(command)
-                .args(args)
-                .envs(env)
-                .name(name);
-            if let Some(dir) = cwd {
-                command = command.current_dir(dir);
-            }
-            Ok(Arc::new(command))
-        }
-        #[cfg(feature = "http")]
-        ServerDefinition::Http { url, headers } => {
-            let mut builder = crate::HttpTransportBuilder::new(url.clone());
-            for (key, value) in headers {
-                let header = (
-                    mcp_transport_http::http::HeaderName::try_from(key.as_str()),
-                    mcp_transport_http::http::HeaderValue::try_from(value.as_str()),
-                );
-                match header {
-                    (Ok(k), Ok(v)) => builder = builder.header(k, v),
-                    _ => return Err(format!("header {key:?} is not a valid HTTP header")),
+impl ServerDefinition {
+    /// A connector to this server (named `name` in its logs): a
+    /// [`StdioCommand`](crate::StdioCommand) or an
+    /// [`HttpTransportBuilder`](crate::HttpTransportBuilder) with the
+    /// file's headers. `Err` says why this build cannot reach it (the
+    /// feature it lacks, or a header that is not valid HTTP).
+    pub fn connector(&self, name: &str) -> std::result::Result<Arc<dyn Connector>, String> {
+        match self {
+            #[cfg(feature = "stdio")]
+            ServerDefinition::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut command = crate::StdioCommand::new(command)
+                    .args(args)
+                    .envs(env)
+                    .name(name);
+                if let Some(dir) = cwd {
+                    command = command.current_dir(dir);
                 }
+                Ok(Arc::new(command))
             }
-            Ok(Arc::new(builder))
+            #[cfg(feature = "http")]
+            ServerDefinition::Http { url, headers } => {
+                let mut builder = crate::HttpTransportBuilder::new(url.clone());
+                for (key, value) in headers {
+                    let header = (
+                        mcp_transport_http::http::HeaderName::try_from(key.as_str()),
+                        mcp_transport_http::http::HeaderValue::try_from(value.as_str()),
+                    );
+                    match header {
+                        (Ok(k), Ok(v)) => builder = builder.header(k, v),
+                        _ => return Err(format!("header {key:?} is not a valid HTTP header")),
+                    }
+                }
+                Ok(Arc::new(builder))
+            }
+            #[allow(unreachable_patterns)]
+            other => Err(format!(
+                "this build cannot reach {name:?}: it needs the {:?} feature of mcp-client",
+                match other {
+                    ServerDefinition::Stdio { .. } => "stdio",
+                    _ => "http",
+                }
+            )),
         }
-        #[allow(unreachable_patterns)]
-        other => Err(format!(
-            "this build cannot reach {name:?}: it needs the {:?} feature of mcp-client",
-            match other {
-                ServerDefinition::Stdio { .. } => "stdio",
-                _ => "http",
-            }
-        )),
     }
 }
 
