@@ -1,5 +1,5 @@
-//! A host over real server processes: the reference server in both eras,
-//! one that never starts and one that hangs; the working ones are ready in
+//! A host over real servers: the reference server in both eras over stdio
+//! and over HTTP, one that never starts and one that hangs; the working ones are ready in
 //! their own time, names that collide come out distinct, calls reach the
 //! right server, and a list change shows in the merged stream with its
 //! server's name.
@@ -27,8 +27,15 @@ fn servers_file() -> ServersFile {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_connects_what_it_can_names_apart_and_routes() {
+    let remote = mcp_testkit::fake::http::HttpFake::start(mcp_testkit::fake::FakeConfig::dual())
+        .await
+        .unwrap();
     let host = Host::builder()
         .servers_file(&servers_file())
+        .server(
+            "remote",
+            mcp_client::HttpTransportBuilder::new(remote.url()),
+        )
         .client_builder(|name| {
             Client::builder()
                 .server_name(name)
@@ -41,7 +48,7 @@ async fn a_host_connects_what_it_can_names_apart_and_routes() {
     let ready = tokio::time::timeout(Duration::from_millis(1500), async {
         loop {
             let status = host.status();
-            let up = ["legacy", "modern"]
+            let up = ["legacy", "modern", "remote"]
                 .iter()
                 .all(|n| matches!(status[*n], ServerStatus::Ready { .. }));
             if up {
@@ -64,7 +71,11 @@ async fn a_host_connects_what_it_can_names_apart_and_routes() {
         panic!("{status:?}")
     };
     assert!(error.contains("did not connect within"), "{error}");
-    for (name, version) in [("legacy", "2025-11-25"), ("modern", "2026-07-28")] {
+    for (name, version) in [
+        ("legacy", "2025-11-25"),
+        ("modern", "2026-07-28"),
+        ("remote", "2026-07-28"),
+    ] {
         let ServerStatus::Ready {
             version: v, took, ..
         } = &status[name]
@@ -85,7 +96,8 @@ async fn a_host_connects_what_it_can_names_apart_and_routes() {
     let distinct: std::collections::HashSet<&&str> = names.iter().collect();
     assert_eq!(distinct.len(), names.len());
     assert!(names.iter().all(|n| n.len() <= mcp_client::host::MAX_NAME));
-    for server in ["legacy", "modern"] {
+    assert!(names.contains(&"remote__echo"), "{names:?}");
+    for server in ["legacy", "modern", "remote"] {
         let result = host
             .call_tool(&format!("{server}__echo"), json!({"text": server}))
             .await
