@@ -215,3 +215,65 @@ async fn a_server_that_dies_at_once_every_time_spends_the_budget() {
     let _ = std::fs::remove_file(&flag);
     client.close().await;
 }
+
+/// Over HTTP: the server goes away and comes back on the same address a
+/// moment later; the supervised client connects again. A list (harmless
+/// to send twice) is the call in the gap: its pooled connection may break
+/// mid-request, and a refused connection sent nothing.
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_comes_back_is_connected_again() {
+    use mcp_testkit::fake::FakeConfig;
+    use mcp_testkit::fake::http::{HttpFake, HttpOptions};
+    use std::future::IntoFuture;
+
+    let server = HttpFake::start(FakeConfig::modern()).await.unwrap();
+    let addr = server.addr();
+    let client = Client::builder()
+        .supervise(quick().max_restarts(20, Duration::from_secs(60)))
+        .connect(mcp_client::HttpTransportBuilder::new(server.url()))
+        .await
+        .unwrap();
+    let mut events = client.events();
+    client
+        .call_tool("echo", json!({"text": "one"}))
+        .await
+        .unwrap();
+    drop(server);
+    let back = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        HttpFake::start_on(FakeConfig::modern(), HttpOptions::new(), addr)
+            .await
+            .unwrap()
+    });
+    let listed = tokio::time::timeout(
+        BOUND,
+        client
+            .list_tools()
+            .options(&mcp_client::CallOptions::new().bypass_cache())
+            .into_future(),
+    )
+    .await
+    .unwrap()
+    .expect("the list reaches the server once it is back");
+    assert!(listed.tools.iter().any(|t| t.name == "echo"));
+    let _server = back.await.unwrap();
+    let result = client
+        .call_tool("echo", json!({"text": "two"}))
+        .await
+        .unwrap();
+    assert!(
+        serde_json::to_string(&result.content)
+            .unwrap()
+            .contains("two")
+    );
+    let mut attempts = Vec::new();
+    while let Ok(Some(ServerEvent::Restarted(a))) =
+        tokio::time::timeout(Duration::from_millis(100), events.recv()).await
+    {
+        attempts.push(a);
+    }
+    assert!(!attempts.is_empty(), "the restart was told");
+    assert_eq!(attempts.last().unwrap().failure, None, "{attempts:?}");
+    client.close().await;
+}
