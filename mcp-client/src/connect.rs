@@ -491,7 +491,11 @@ impl Connecting<'_> {
     }
 
     /// Connects on a saved verdict, skipping the probe: legacy goes
-    /// straight to `initialize`; modern confirms with one `server/discover`.
+    /// straight to `initialize`; modern sends nothing at all (a modern
+    /// connection has no handshake, and the saved capabilities stand in for
+    /// a `server/discover`). A modern server that no longer speaks the
+    /// saved revision says so on the first request (`-32022`, retried with
+    /// one it lists).
     async fn resume(&self, saved: Verdict) -> Result<Established> {
         let transport = self.open().await?;
         let outcome = match saved.era {
@@ -499,9 +503,22 @@ impl Connecting<'_> {
                 self.legacy(transport.clone(), Reached::Saved, None, false)
                     .await
             }
+            Era::Modern if self.config.offered(Era::Modern).contains(&saved.version) => {
+                return Ok(Established {
+                    transport,
+                    discover: None,
+                    verdict: Verdict {
+                        reached: Reached::Saved,
+                        probe_stderr_tail: None,
+                        late_discover_answer: false,
+                        ..saved
+                    },
+                });
+            }
             Era::Modern => {
-                self.modern(transport.clone(), saved.version.clone(), Reached::Saved)
-                    .await
+                // The client no longer offers the saved revision: ask.
+                let newest = self.newest(Era::Modern)?;
+                self.modern(transport.clone(), newest, Reached::Saved).await
             }
         };
         if outcome.is_err() {

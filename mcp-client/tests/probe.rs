@@ -575,3 +575,36 @@ async fn discover_after_connect_is_served_from_the_connect_answer() {
     settle().await;
     assert_eq!(count(), 2, "after the ttl it asks");
 }
+
+/// A saved modern verdict costs no round trip: nothing is sent on connect,
+/// and the first call is the first message.
+#[tokio::test(start_paused = true)]
+async fn a_saved_modern_verdict_sends_nothing_on_connect() {
+    let server = FnServer::new(|_, r| match r.method.as_str() {
+        "server/discover" => Reply::Ok(discover_result(&["2026-07-28"])),
+        "ping" | "tools/list" => Reply::Ok(json!({"tools": []})),
+        _ => Reply::Err(-32601, "Method not found", None),
+    });
+    let first = Client::builder()
+        .connect(FnConnector(server.clone()))
+        .await
+        .unwrap();
+    assert_eq!(first.era(), Era::Modern);
+    let saved: mcp_client::Verdict =
+        serde_json::from_str(&serde_json::to_string(&first.verdict()).unwrap()).unwrap();
+    let before = server.methods().len();
+    let again = Client::builder()
+        .saved_verdict(saved)
+        .connect(FnConnector(server.clone()))
+        .await
+        .unwrap();
+    assert_eq!(again.verdict().reached, Reached::Saved);
+    assert_eq!(again.protocol_version().as_str(), "2026-07-28");
+    assert_eq!(server.methods().len(), before, "nothing sent on connect");
+    again.list_tools().await.unwrap();
+    let sent: Vec<String> = server.methods()[before..]
+        .iter()
+        .map(|(_, m)| m.clone())
+        .collect();
+    assert_eq!(sent, ["tools/list"]);
+}
