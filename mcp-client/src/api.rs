@@ -100,7 +100,13 @@ impl Client {
             })
             .await?
         } else {
-            self.request_with::<CallTool>(params, options).await?
+            // The arguments are moved into the request, not copied: they
+            // may be large.
+            let value = call_params_value(params)?;
+            parse(
+                m::TOOLS_CALL,
+                self.call_value(m::TOOLS_CALL, value, options).await?,
+            )?
         };
         if self.session.config.validate_structured_output {
             self.session
@@ -444,6 +450,17 @@ impl Client {
         ))
         .with_method(method))
     }
+}
+
+/// `tools/call` params as JSON, the arguments moved rather than
+/// serialized (which would copy every string in them).
+fn call_params_value(mut params: CallToolRequestParams) -> Result<Value> {
+    let arguments = params.arguments.take();
+    let mut value = to_params(m::TOOLS_CALL, &params)?;
+    if let (Some(arguments), Value::Object(map)) = (arguments, &mut value) {
+        map.insert("arguments".into(), Value::Object(arguments));
+    }
+    Ok(value)
 }
 
 fn tool_params(name: &str, arguments: Value) -> Result<CallToolRequestParams> {

@@ -287,6 +287,12 @@ pub(crate) struct Handlers {
 }
 
 impl Handlers {
+    /// Whether any input can be asked of the client: without a handler it
+    /// declares no capability, so no server may answer `input_required`.
+    pub(crate) fn any(&self) -> bool {
+        self.elicitation.is_some() || self.sampling.is_some() || self.roots.is_some()
+    }
+
     /// The roots the client offers now, through its list or its handler.
     pub(crate) async fn roots(
         &self,

@@ -273,9 +273,18 @@ impl Session {
             .unwrap_or(self.config.max_total_timeout)
             .max(options.timeout.unwrap_or(self.config.request_timeout));
         let deadline = Instant::now() + hard;
-        // Retries are rebuilt from the original params; only a modern server
-        // can ask for them, so only then is a copy kept.
-        let original = (self.version().era() == Era::Modern).then(|| params.clone());
+        // Retries are rebuilt from the original params, so a modern
+        // request keeps a copy: always when the client can be asked for
+        // input (it has a handler), else only for params small enough to
+        // copy for nothing (a round that carries only the server's state
+        // is rare; large arguments are not doubled for it).
+        let may_ask = self.version().era() == Era::Modern
+            && (self.config.handlers.any()
+                || crate::session::smaller_than(
+                    Some(&params),
+                    crate::session::COPY_FOR_RETRY_LIMIT,
+                ));
+        let original = may_ask.then(|| params.clone());
         let mut current = params;
         let mut round = 0;
         while round < self.config.max_rounds {
@@ -292,10 +301,14 @@ impl Session {
                 (Outcome::Complete(v), _) => return Ok((v, round)),
                 (Outcome::InputRequired(ir), Some(_)) => ir,
                 (Outcome::InputRequired(_), None) => {
-                    return Err(ClientError::invalid(
-                        "a legacy server answered input_required, a 2026-07-28 result",
-                    )
-                    .with_method(method));
+                    let why = if self.version().era() == Era::Modern {
+                        "the server asked for another round, and the client kept no copy of \
+                         these large params (it has no elicitation, sampling or roots handler \
+                         that would make one expected)"
+                    } else {
+                        "a legacy server answered input_required, a 2026-07-28 result"
+                    };
+                    return Err(ClientError::invalid(why).with_method(method));
                 }
             };
             let responses = match &input.input_requests {

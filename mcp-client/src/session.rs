@@ -79,6 +79,10 @@ pub(crate) struct Session {
     verdict: RwLock<Verdict>,
     log_level: RwLock<Option<LoggingLevel>>,
     in_flight: AtomicUsize,
+    /// Whether the server has accepted the revision in use on this
+    /// connection (a `server/discover` listing it, or any answer): from
+    /// then on a request keeps no copy of its params for a `-32022` retry.
+    version_confirmed: AtomicBool,
     pub(crate) late_discover: Arc<AtomicBool>,
     pub(crate) events: broadcast::Sender<ServerEvent>,
     pub(crate) cache: Arc<Cache>,
@@ -120,6 +124,7 @@ impl Session {
             supervisor,
         } = prelude;
         let log_level = config.log_level.clone();
+        let version_confirmed = AtomicBool::new(verdict.reached != crate::verdict::Reached::Saved);
         Session {
             config,
             transport: RwLock::new(transport),
@@ -127,6 +132,7 @@ impl Session {
             verdict: RwLock::new(verdict),
             log_level: RwLock::new(log_level),
             in_flight: AtomicUsize::new(0),
+            version_confirmed,
             late_discover,
             events,
             cache,
@@ -260,7 +266,14 @@ impl Session {
             let level = self.log_level();
             // A copy of the params is kept only while a retry is still
             // possible; large arguments are not copied for nothing.
-            let may_retry = (version.era() == Era::Modern && !retried)
+            // Once the server has accepted the revision, a retry on
+            // `-32022` is kept ready only for params small enough to copy
+            // for nothing (a large call's arguments are not doubled).
+            let version_retry = version.era() == Era::Modern
+                && !retried
+                && (!self.version_confirmed.load(Ordering::Relaxed)
+                    || smaller_than(params.as_ref(), COPY_FOR_RETRY_LIMIT));
+            let may_retry = version_retry
                 || (recoverable && !(renewed && resent))
                 || (self.supervised() && !restarted);
             let attempt = if may_retry {
@@ -291,10 +304,33 @@ impl Session {
             let outcome =
                 tracing::Instrument::instrument(with_progress(answer, progress), span).await;
             match outcome {
+                Err(TransportError::Rpc {
+                    code,
+                    message,
+                    data,
+                }) if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION
+                    && version.era() == Era::Modern
+                    && !version_retry =>
+                {
+                    // The server went back on a revision it had accepted.
+                    // No copy of the params was kept (they may be large):
+                    // the next call uses a revision it lists.
+                    let supported = supported_versions(data.as_ref());
+                    if let Some(v) = self.config.best_shared(Era::Modern, &supported) {
+                        self.update_verdict(|verdict| verdict.version = v);
+                    }
+                    return Err(self.fail(
+                        method,
+                        TransportError::Rpc {
+                            code,
+                            message,
+                            data,
+                        },
+                    ));
+                }
                 Err(TransportError::Rpc { code, data, .. })
                     if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION
-                        && version.era() == Era::Modern
-                        && !retried =>
+                        && version.era() == Era::Modern =>
                 {
                     let supported = supported_versions(data.as_ref());
                     // Retried once, even with the revision just sent: a
@@ -349,16 +385,21 @@ impl Session {
                     self.restart(generation, &e)
                         .await
                         .map_err(|e| self.fail(method, e))?;
-                    restarted = true;
-                    // Unreachable: nothing was sent. A server that died with
-                    // the request may have run it.
+                    // Unreachable: nothing was sent, so trying again is
+                    // always safe (the restart budget bounds it). A server
+                    // that died with the request may have run it.
                     let reached = matches!(e, TransportError::ServerGone(_));
+                    restarted = reached;
                     if reached && !self.recovery.resend_is_harmless(method, params.as_ref()) {
                         return Err(self.fail(method, ErrorKind::MayHaveRun { cause: e }));
                     }
                     tracing::info!(method, "sending the request again on the new connection");
                 }
-                other => return other.map_err(|e| self.fail(method, e)),
+                Ok(value) => {
+                    self.version_confirmed.store(true, Ordering::Relaxed);
+                    return Ok(value);
+                }
+                Err(e) => return Err(self.fail(method, e)),
             }
         }
     }
@@ -452,6 +493,38 @@ async fn with_progress(
             }
         }
     }
+}
+
+/// The params size up to which a copy is kept for a `-32022` retry after
+/// the server accepted the revision.
+pub(crate) const COPY_FOR_RETRY_LIMIT: usize = 64 * 1024;
+
+/// Whether `value` holds fewer than about `limit` bytes of strings and
+/// numbers; stops walking as soon as it knows.
+pub(crate) fn smaller_than(value: Option<&Value>, limit: usize) -> bool {
+    fn walk(value: &Value, budget: &mut usize) -> bool {
+        let cost = match value {
+            Value::String(s) => s.len(),
+            _ => 8,
+        };
+        if cost >= *budget {
+            return false;
+        }
+        *budget -= cost;
+        match value {
+            Value::Array(items) => items.iter().all(|v| walk(v, budget)),
+            Value::Object(map) => map.iter().all(|(k, v)| {
+                if k.len() >= *budget {
+                    return false;
+                }
+                *budget -= k.len();
+                walk(v, budget)
+            }),
+            _ => true,
+        }
+    }
+    let mut budget = limit;
+    value.is_none_or(|v| walk(v, &mut budget))
 }
 
 /// Reads `data.supported` of a `-32022` error.
