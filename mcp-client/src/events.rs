@@ -244,13 +244,23 @@ pub(crate) async fn dispatch_events(
         transport.map(ServerEvent::Transport),
     );
     while let Some(event) = all.next().await {
-        if let Some(callback) = &callback {
-            let call = std::panic::AssertUnwindSafe(|| callback(&event));
-            if std::panic::catch_unwind(call).is_err() {
-                tracing::error!("the event callback panicked; it keeps receiving events");
-            }
-        }
-        // No subscriber is fine: events are also optional.
-        let _ = events.send(event);
+        deliver(callback.as_deref(), &events, event);
     }
+}
+
+/// Hands one event to the callback (a panic there is caught and logged)
+/// and to the event streams.
+pub(crate) fn deliver(
+    callback: Option<&EventCallback>,
+    events: &broadcast::Sender<ServerEvent>,
+    event: ServerEvent,
+) {
+    if let Some(callback) = callback {
+        let call = std::panic::AssertUnwindSafe(|| callback(&event));
+        if std::panic::catch_unwind(call).is_err() {
+            tracing::error!("the event callback panicked; it keeps receiving events");
+        }
+    }
+    // No subscriber is fine: events are also optional.
+    let _ = events.send(event);
 }

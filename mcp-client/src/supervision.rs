@@ -261,7 +261,7 @@ impl Session {
             };
             match self.reconnect(supervisor).await {
                 Ok(()) => {
-                    let _ = self.events.send(ServerEvent::Restarted(record));
+                    self.tell(ServerEvent::Restarted(record));
                     return Ok(());
                 }
                 Err(e) => {
@@ -278,12 +278,18 @@ impl Session {
                     if let Some(TransportError::ServerGone(info)) = e.transport_error() {
                         gone = Some((**info).clone());
                     }
-                    let _ = self.events.send(ServerEvent::Restarted(record.clone()));
+                    self.tell(ServerEvent::Restarted(record.clone()));
                     history.push(record);
                 }
             }
         }
         unreachable!("the loop returns")
+    }
+
+    /// An event of the supervisor's, to the callback and the streams like
+    /// the server's own.
+    fn tell(&self, event: ServerEvent) {
+        crate::events::deliver(self.config.event_callback.as_deref(), &self.events, event);
     }
 
     /// One connection attempt, with the verdict in hand.
