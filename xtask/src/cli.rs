@@ -62,12 +62,7 @@ pub(crate) fn run(paths: &Paths, installed: &Installed) -> Result {
 
 /// Builds the CLI and checks that its help offers what the checks use.
 fn build() -> Result<std::path::PathBuf> {
-    let build = Command::new("cargo")
-        .args(["build", "--quiet", "-p", "mcp-steady-cli", "--bin", "mcp"])
-        .status();
-    if !build.is_ok_and(|s| s.success()) {
-        return Err("the mcp CLI does not build".into());
-    }
+    crate::build_all().map_err(|e| format!("the mcp CLI does not build: {e}"))?;
     let mcp = crate::interop::target_dir()?.join("debug").join("mcp");
     let help = Command::new(&mcp)
         .arg("--help")

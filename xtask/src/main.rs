@@ -73,6 +73,25 @@ fn main() -> ExitCode {
 type Result<T = ()> = std::result::Result<T, String>;
 
 /// Runs a command, echoing it, and fails if it fails.
+/// Builds every target of the workspace with every feature, as the tests
+/// are built: the binaries and examples the later steps run then come from
+/// the same build (and cost nothing after the tests), instead of each
+/// `-p` build resolving features (and dev-dependency features) its own way
+/// and rebuilding half the graph.
+pub(crate) fn build_all() -> Result {
+    run(
+        "cargo",
+        &[
+            "build",
+            "--quiet",
+            "--workspace",
+            "--all-features",
+            "--all-targets",
+        ],
+        &[],
+    )
+}
+
 fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
     let shown = format!("{program} {}", args.join(" "));
     eprintln!("\n==> {shown}");
@@ -170,18 +189,12 @@ fn test() -> Result {
         &[],
     )?;
     // The quickstart the README points at builds and runs.
-    run(
-        "cargo",
-        &[
-            "run",
-            "--quiet",
-            "-p",
-            "mcp-steady-client",
-            "--example",
-            "quickstart",
-        ],
-        &[],
-    )?;
+    build_all()?;
+    let quickstart = interop::target_dir()?
+        .join("debug")
+        .join("examples")
+        .join(format!("quickstart{}", std::env::consts::EXE_SUFFIX));
+    run(&quickstart.to_string_lossy(), &[], &[])?;
     // Last: real servers, then the conformance suite, installed on first use.
     interop::interop(&[])?;
     conformance::conformance(&[])

@@ -113,11 +113,7 @@ pub(crate) fn conformance(args: &[String]) -> Result {
     print_steps(&[install::install(&paths, Net::Allowed)?]);
     offline_proof("conformance-install")?;
 
-    crate::run(
-        "cargo",
-        &["build", "--quiet", "-p", "mcp-steady-conformance"],
-        &[],
-    )?;
+    crate::build_all()?;
     let target = target_dir()?;
     let client = target.join("debug").join("mcp-conformance-client");
     if client.to_string_lossy().contains(' ') {

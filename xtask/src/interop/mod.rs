@@ -139,20 +139,7 @@ pub(crate) fn interop(args: &[String]) -> Result {
 
     offline_proof("interop-install")?;
 
-    crate::run(
-        "cargo",
-        &[
-            "build",
-            "--quiet",
-            "-p",
-            "mcp-steady-client",
-            "--features",
-            "http",
-            "--example",
-            "interop",
-        ],
-        &[],
-    )?;
+    crate::build_all()?;
     let runner = target_dir()?.join("debug").join("examples").join("interop");
     let mut command = offline_command(&runner);
     command
