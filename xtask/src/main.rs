@@ -38,6 +38,12 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 fn main() -> ExitCode {
+    // `cargo run` (which `cargo xtask` is) sets this for the task; the
+    // cargo commands the task runs must not inherit it: build scripts that
+    // watch it (ring's) would rerun, and the workspace be rebuilt, whenever
+    // a build alternates between the task and a shell.
+    // SAFETY: first thing in `main`, before any thread is started.
+    unsafe { std::env::remove_var("CARGO_MANIFEST_DIR") };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let task = args.first().map(String::as_str).unwrap_or("help");
     let result = match task {
