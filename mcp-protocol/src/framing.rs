@@ -17,10 +17,32 @@ use crate::jsonrpc::{Message, RequestId};
 
 /// Encodes a message as one line, newline included.
 pub fn encode_line(message: &Message) -> Vec<u8> {
-    let mut line = serde_json::to_vec(message).expect("a message always serializes");
-    debug_assert!(!line.contains(&b'\n'), "compact JSON has no raw newline");
-    line.push(b'\n');
+    let mut line = Vec::new();
+    encode_line_into(message, &mut line);
     line
+}
+
+/// Appends `message` and its newline to `buf`: a writer that batches
+/// messages serializes each straight into its buffer, with no line of its
+/// own in between (reserve the message's size first to keep the buffer
+/// from doubling past it).
+///
+/// ```
+/// use mcp_protocol::{Message, Notification};
+/// use mcp_protocol::framing::encode_line_into;
+///
+/// let mut buf = b"{}\n".to_vec();
+/// encode_line_into(&Message::Notification(Notification::new("n", None)), &mut buf);
+/// assert_eq!(buf, b"{}\n{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
+/// ```
+pub fn encode_line_into(message: &Message, buf: &mut Vec<u8>) {
+    let start = buf.len();
+    serde_json::to_writer(&mut *buf, message).expect("a message always serializes");
+    debug_assert!(
+        !buf[start..].contains(&b'\n'),
+        "compact JSON has no raw newline"
+    );
+    buf.push(b'\n');
 }
 
 /// Finds the id of a message from its first bytes, without parsing it all.

@@ -86,8 +86,22 @@ impl LineDecoder {
 }
 
 /// Takes what `split` found out of `buf`.
+/// From this size on, a line's buffer grows by an eighth at a time
+/// rather than doubling, and a line that ends the buffer is handed on in an
+/// allocation of its own size: a large message then costs about its size
+/// once as bytes (and once more parsed), not twice that.
+const LARGE: usize = 1 << 20;
+
 fn take(buf: &mut BytesMut, split: Split) -> Option<Frame> {
     match split {
+        Split::Line { len, consumed } if len >= LARGE && consumed == buf.len() => {
+            // Nothing follows: the buffer becomes the line, its spare room
+            // given back (in place for a large allocation).
+            let mut line: Vec<u8> = std::mem::take(buf).into();
+            line.truncate(len);
+            line.shrink_to_fit();
+            Some(Frame::Line(Bytes::from(line)))
+        }
         Split::Line { len, consumed } => {
             let mut line = buf.split_to(consumed);
             line.truncate(len);
@@ -115,13 +129,30 @@ fn take(buf: &mut BytesMut, split: Split) -> Option<Frame> {
     }
 }
 
+/// Makes room for more of a large line by an eighth of what it holds,
+/// before the reader would double the buffer. A no-op below [`LARGE`] or
+/// while room is left.
+fn grow(buf: &mut BytesMut) {
+    const ROOM: usize = 64 * 1024;
+    if buf.len() < LARGE || buf.capacity() - buf.len() >= ROOM {
+        return;
+    }
+    let mut bytes: Vec<u8> = std::mem::take(buf).into();
+    bytes.reserve_exact((bytes.len() / 8).max(ROOM));
+    *buf = BytesMut::from(Bytes::from(bytes));
+}
+
 impl Decoder for LineDecoder {
     type Item = Frame;
     type Error = std::io::Error;
 
     fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
         let split = self.splitter.split(buf);
-        Ok(take(buf, split))
+        let frame = take(buf, split);
+        if frame.is_none() {
+            grow(buf);
+        }
+        Ok(frame)
     }
 
     fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
@@ -152,6 +183,33 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn large_lines_come_whole_alone_or_followed() {
+        let big = vec![b'x'; 3 * LARGE];
+        let mut input = big.clone();
+        input.push(b'\n');
+        let mut d = LineDecoder::new(usize::MAX);
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        // As a reader would: room for a chunk, a chunk, decode.
+        for chunk in input.chunks(64 * 1024) {
+            buf.reserve(chunk.len());
+            buf.extend_from_slice(chunk);
+            while let Some(f) = d.decode(&mut buf).unwrap() {
+                out.push(f);
+            }
+        }
+        assert_eq!(out, vec![Frame::Line(Bytes::from(big.clone()))]);
+        // Followed by another line in the same buffer: split, not taken whole.
+        let mut both = big.clone();
+        both.extend_from_slice(b"\nnext\n");
+        let f = frames(usize::MAX, &[&both], false);
+        assert_eq!(
+            f,
+            vec![Frame::Line(Bytes::from(big)), Frame::Line("next".into())]
+        );
     }
 
     #[test]

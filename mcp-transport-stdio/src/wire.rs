@@ -4,9 +4,9 @@
 
 use futures::StreamExt;
 use mcp_protocol::Inbound;
-use mcp_protocol::framing::encode_line;
+use mcp_protocol::framing::encode_line_into;
 use mcp_protocol::jsonrpc::ParseErrorKind;
-use mcp_transport::{Engine, OutboundReceiver, TransportEvent};
+use mcp_transport::{Engine, Outbound, OutboundReceiver, TransportEvent};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
@@ -110,15 +110,31 @@ where
         };
         let Some(item) = item else { break };
         buf.clear();
-        buf.extend_from_slice(&encode_line(&item.into_message()));
+        append(&mut buf, item);
         while buf.len() < WRITE_BATCH {
             match outbound.try_recv() {
-                Some(item) => buf.extend_from_slice(&encode_line(&item.into_message())),
+                Some(item) => append(&mut buf, item),
                 None => break,
             }
         }
         writer.write_all(&buf).await?;
         writer.flush().await?;
+        if buf.capacity() > KEEP_CAPACITY {
+            // A large message's room is given back, not kept for the
+            // connection's life.
+            buf = Vec::new();
+        }
     }
     writer.shutdown().await
+}
+
+/// The write buffer kept between batches; a larger one is released.
+const KEEP_CAPACITY: usize = 2 * WRITE_BATCH;
+
+/// Serializes `item` onto `buf`, room reserved first so that the buffer
+/// holds a large message once rather than doubling past it; the message is
+/// dropped as soon as its bytes are in the buffer.
+fn append(buf: &mut Vec<u8>, item: Outbound) {
+    buf.reserve(item.size_hint() + 1);
+    encode_line_into(&item.into_message(), buf);
 }

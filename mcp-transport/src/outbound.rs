@@ -46,7 +46,10 @@ impl Outbound {
         }
     }
 
-    fn size(&self) -> usize {
+    /// An estimate of the item's JSON size (strings by their length,
+    /// without escapes): what the outbound queue is bounded by, and what a
+    /// writer can reserve before serializing it.
+    pub fn size_hint(&self) -> usize {
         match self {
             Outbound::Message(Message::Request(r)) => {
                 64 + r.method.len() + r.params.as_ref().map_or(0, approx_len)
@@ -134,7 +137,7 @@ impl Queue {
     }
 
     fn enqueue(&self, item: Outbound, bounded: bool) -> Result<(), Refused> {
-        let size = item.size();
+        let size = item.size_hint();
         let waker = {
             let mut state = self.lock();
             if state.closed {
