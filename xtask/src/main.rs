@@ -222,7 +222,29 @@ fn package() -> Result {
     // third-party crates stay compiled there.
     let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
     let verify = target.join("package-verify");
-    for dir in [target.join("package"), verify.join("debug/.fingerprint")] {
+    // Cargo also unpacks a local registry's crates into
+    // `$CARGO_HOME/registry/src/-<hash of the registry's path>/` once and
+    // reuses them: the workspace's crates are forgotten there too.
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")));
+    let mut dirs = vec![
+        target.join("package"),
+        verify.join("package"),
+        verify.join("debug/.fingerprint"),
+    ];
+    if let Some(home) = cargo_home
+        && let Ok(sources) = std::fs::read_dir(home.join("registry/src"))
+    {
+        // Local registries' folders start with `-` (they have no host name).
+        dirs.extend(
+            sources
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with('-'))
+                .map(|e| e.path()),
+        );
+    }
+    for dir in dirs {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
