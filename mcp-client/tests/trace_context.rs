@@ -271,6 +271,43 @@ async fn without_an_opentelemetry_context_nothing_is_added() {
     bounded(client.close()).await;
 }
 
+#[tokio::test(flavor = "current_thread")]
+async fn the_handshake_is_traced_too() {
+    let tracing = Tracing::install();
+    let server = FakeServer::new(FakeConfig::legacy());
+    // The probe (`server/discover`) and then `initialize`, inside the
+    // caller's span.
+    let client = bounded(
+        Client::builder()
+            .connect(server.connector())
+            .instrument(tracing::info_span!("startup")),
+    )
+    .await
+    .unwrap();
+    let spans = tracing.spans();
+    let startup = named(&spans, "startup").span_context.trace_id().to_string();
+    let mut methods = Vec::new();
+    for connection in 0..server.connection_count() {
+        for message in server.received(connection) {
+            if let Message::Request(r) = message {
+                let meta = &r.params.unwrap_or_default()["_meta"];
+                let (trace_id, parent_id, _) = parse_traceparent(&meta[TRACEPARENT]);
+                assert_eq!(trace_id, startup, "{}", r.method);
+                let span = spans
+                    .iter()
+                    .find(|s| s.span_context.span_id().to_string() == parent_id)
+                    .expect("the parent is a span of the client's");
+                assert_eq!(attribute(span, "id"), Some(r.id.to_string()));
+                methods.push(r.method);
+            }
+        }
+    }
+    assert!(methods.iter().any(|m| m == "initialize"), "{methods:?}");
+    let initialize = named(&spans, "initialize");
+    assert_eq!(attribute(initialize, "outcome").as_deref(), Some("ok"));
+    bounded(client.close()).await;
+}
+
 /// Over a real socket: the fake server over Streamable HTTP records each
 /// POST's body, for both eras of its dual configuration.
 #[cfg(feature = "http")]

@@ -10,11 +10,11 @@
 
 use std::borrow::Cow;
 
-use mcp_protocol::{ProtocolVersion, RequestId, methods};
-use mcp_transport::TransportError;
+use mcp_protocol::{ProtocolVersion, Request, RequestId, meta, methods};
+use mcp_transport::{RequestOptions, Transport, TransportError};
 use serde_json::{Map, Value};
-use tracing::Span;
 use tracing::field::Empty;
+use tracing::{Instrument, Span};
 
 use crate::error::ClientError;
 use crate::mrtr::Outcome;
@@ -48,6 +48,32 @@ pub(crate) fn request_span(
     );
     record_target(&span, target);
     span
+}
+
+/// Sends a request made outside `Session::send` (the handshake, and what
+/// a new session is set up with) under an `mcp.request` span of its own,
+/// with that span's trace context in its `_meta`.
+pub(crate) fn send(
+    transport: &dyn Transport,
+    mut request: Request,
+    options: RequestOptions,
+    version: &ProtocolVersion,
+) -> impl Future<Output = Result<Value, TransportError>> + Send + 'static {
+    let span = request_span(
+        &request.method,
+        &request.id,
+        version,
+        request.params.as_ref(),
+    );
+    let context = extras_with_context(&span, request.params.as_ref(), &Map::new()).into_owned();
+    // Only keys the params' `_meta` lacks: nothing there is replaced.
+    request.params = meta::with_meta(request.params, context);
+    let answer = transport.request(request, options);
+    async move {
+        let outcome = answer.instrument(span.clone()).await;
+        record_request(&span, &outcome);
+        outcome
+    }
 }
 
 /// The span of one round of a call that may answer `input_required`; the
