@@ -9,12 +9,15 @@
 //! span. Those are the keys 2026-07-28 names; legacy servers get the same
 //! keys, which they ignore unless they understand them.
 //!
-//! Nothing is added when no span has a valid OpenTelemetry context (no
-//! layer, or a span outside any trace), and the context never takes the
+//! The handshake's requests (`server/discover`, `initialize`) are traced
+//! the same way, so a connect made inside a span shows in its trace. With
+//! the layer installed, a request made outside any span of the caller's
+//! starts a trace of its own at the client's request span. When the
+//! request's span is filtered out (it is at `DEBUG`), the caller's current
+//! span gives the context instead. Nothing is added when no span has a
+//! valid OpenTelemetry context (no layer), and the context never takes the
 //! place of a key the caller set through [`CallOptions::meta`] or in the
-//! params' own `_meta`, nor of the protocol's own keys. When the request's
-//! span is filtered out (it is at `DEBUG`), the caller's current span
-//! gives the context instead.
+//! params' own `_meta`, nor of the protocol's own keys.
 //!
 //! The spans themselves, with or without this feature: `mcp.request` for
 //! each attempt and `mcp.round` for each round of a call that may answer

@@ -272,6 +272,39 @@ async fn without_an_opentelemetry_context_nothing_is_added() {
 }
 
 #[tokio::test(flavor = "current_thread")]
+async fn with_the_clients_spans_filtered_out_the_callers_span_is_the_parent() {
+    use tracing_subscriber::filter::LevelFilter;
+
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    // `mcp.request` and `mcp.round` are DEBUG spans.
+    let subscriber = tracing_subscriber::registry()
+        .with(LevelFilter::INFO)
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let server = FakeServer::new(FakeConfig::modern());
+    let client = bounded(Client::builder().connect(server.connector()))
+        .await
+        .unwrap();
+    bounded(
+        client
+            .call_tool("echo", json!({"text": "traced"}))
+            .instrument(tracing::info_span!("checkout")),
+    )
+    .await
+    .unwrap();
+    let (trace_id, parent_id, _) = parse_traceparent(&tool_call_metas(&server)[0][TRACEPARENT]);
+    provider.force_flush().expect("flushed");
+    let spans = exporter.get_finished_spans().expect("spans");
+    assert_eq!(names(&spans), vec!["checkout".to_owned()]);
+    assert_eq!(spans[0].span_context.trace_id().to_string(), trace_id);
+    assert_eq!(spans[0].span_context.span_id().to_string(), parent_id);
+    bounded(client.close()).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
 async fn the_handshake_is_traced_too() {
     let tracing = Tracing::install();
     let server = FakeServer::new(FakeConfig::legacy());
