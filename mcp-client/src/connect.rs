@@ -37,6 +37,7 @@ use crate::config::{Config, EraMode};
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::server_requests::Negotiated;
 use crate::session::{Ids, envelope, supported_versions};
+use crate::trace;
 use crate::verdict::{Reached, Verdict};
 
 /// How long an unanswered probe stays pending after the probe timer gave
@@ -153,7 +154,7 @@ impl Connecting<'_> {
             let options = RequestOptions::new()
                 .no_wire_cancel()
                 .max_total(LATE_PROBE_WINDOW);
-            let mut answer = tokio::spawn(transport.request(request, options));
+            let mut answer = tokio::spawn(trace::send(&**transport, request, options, &version));
             let outcome = tokio::select! {
                 joined = &mut answer => joined.unwrap_or(Err(TransportError::Cancelled)),
                 _ = tokio::time::sleep(self.config.probe_timeout) => {
@@ -324,7 +325,7 @@ impl Connecting<'_> {
         loop {
             let request = self.request(methods::SERVER_DISCOVER, &version, None);
             let options = RequestOptions::new().timeout(self.config.request_timeout);
-            match transport.request(request, options).await {
+            match trace::send(&*transport, request, options, &version).await {
                 Ok(value) => {
                     let discover: DiscoverResult = serde_json::from_value(value).map_err(|e| {
                         not_modern(format!(
@@ -413,7 +414,7 @@ impl Connecting<'_> {
             let options = RequestOptions::new()
                 .timeout(self.config.request_timeout.max(self.config.probe_timeout))
                 .no_wire_cancel();
-            let failure = match transport.request(request, options).await {
+            let failure = match trace::send(&*transport, request, options, &offer).await {
                 Ok(value) => {
                     let result: InitializeResult = serde_json::from_value(value).map_err(|e| {
                         ClientError::invalid(format!("not an InitializeResult: {e}"))

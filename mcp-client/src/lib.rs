@@ -39,6 +39,14 @@
 //! `stdio` feature ([`stdio`], [`StdioCommand`]), so this crate alone is
 //! enough for servers started as a command; with default features off, the
 //! client depends on the transport trait only.
+//!
+//! Each request is an `mcp.request` span and each multi round-trip round an
+//! `mcp.round` span, with the method, what it names, the era, the id and
+//! its outcome. With the `otel` feature, the OpenTelemetry context of those
+//! spans goes onto the wire as W3C `traceparent`, `tracestate` and
+//! `baggage` in `params._meta`, so that the server's work joins the
+//! caller's trace: see the `otel` module (`mcp_client::otel`), which has an
+//! example. Without the feature no OpenTelemetry crate is built.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
@@ -66,7 +74,12 @@ pub mod subscriptions;
 mod supervision;
 pub mod tasks;
 mod tool_schemas;
+mod trace;
 mod verdict;
+
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otel;
 
 pub use builder::ClientBuilder;
 pub use client::{Client, Fetched, Source};

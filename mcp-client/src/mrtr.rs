@@ -291,12 +291,14 @@ impl Session {
             round += 1;
             let mut round_options = options.clone();
             round_options.max_total = Some(deadline.saturating_duration_since(Instant::now()));
-            let span = tracing::debug_span!("mcp.round", method, round);
+            let span = crate::trace::round_span(method, round, &self.version(), &current);
             let outcome = tracing::Instrument::instrument(
                 self.send_once(method, current, &round_options),
-                span,
+                span.clone(),
             )
-            .await?;
+            .await;
+            crate::trace::record_round(&span, &outcome);
+            let outcome = outcome?;
             let input = match (outcome, &original) {
                 (Outcome::Complete(v), _) => return Ok((v, round)),
                 (Outcome::InputRequired(ir), Some(_)) => ir,

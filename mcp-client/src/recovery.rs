@@ -154,9 +154,7 @@ impl Session {
             .timeout(self.config.request_timeout.max(self.config.probe_timeout))
             .no_wire_cancel();
         let fail = |e: ClientError| e.with_method(methods::INITIALIZE);
-        let value = self
-            .transport()
-            .request(request, options)
+        let value = crate::trace::send(&*self.transport(), request, options, &version)
             .await
             .map_err(|e| fail(e.into()))?;
         let result: InitializeResult = serde_json::from_value(value).map_err(|e| {
@@ -191,10 +189,12 @@ impl Session {
     /// retry).
     pub(crate) async fn reapply(&self) {
         let options = || RequestOptions::new().timeout(self.config.request_timeout);
+        let version = self.version();
         if let Some(level) = self.log_level() {
             let params = json!({ "level": level.as_str() });
             let request = Request::new(self.ids.next(), methods::LOGGING_SET_LEVEL, Some(params));
-            if let Err(error) = self.transport().request(request, options()).await {
+            let sent = crate::trace::send(&*self.transport(), request, options(), &version);
+            if let Err(error) = sent.await {
                 tracing::warn!(%error, "could not set the log level on the new session");
             }
         }
@@ -205,7 +205,8 @@ impl Session {
                 methods::RESOURCES_SUBSCRIBE,
                 Some(json!({ "uri": uri })),
             );
-            if let Err(error) = self.transport().request(request, options()).await {
+            let sent = crate::trace::send(&*self.transport(), request, options(), &version);
+            if let Err(error) = sent.await {
                 tracing::warn!(%error, %uri, "could not subscribe again on the new session");
             }
         }

@@ -21,6 +21,7 @@ use crate::options::CallOptions;
 use crate::recovery::Recovery;
 use crate::supervision::Supervisor;
 use crate::tool_schemas::{InputSchemas, OutputSchemas};
+use crate::trace;
 use crate::verdict::Verdict;
 
 /// Request ids: the client owns them, one counter per client.
@@ -281,16 +282,18 @@ impl Session {
             } else {
                 params.take()
             };
+            let span = trace::request_span(method, &id, &version, attempt.as_ref());
+            trace::note_id_on_round(&id);
+            let extra = trace::extras_with_context(&span, attempt.as_ref(), &options.meta);
             let attempt = envelope(
                 &self.config,
                 &version,
                 attempt,
-                &options.meta,
+                &extra,
                 token,
                 level.as_ref(),
             );
             let request = Request::new(id, method, attempt);
-            let span = tracing::debug_span!("mcp.request", method, id = %request.id);
             let mut transport_options = self.transport_options(method, options);
             let progress = match &options.on_progress {
                 Some(callback) if method != methods::SUBSCRIPTIONS_LISTEN => {
@@ -302,7 +305,9 @@ impl Session {
             };
             let answer = self.transport().request(request, transport_options);
             let outcome =
-                tracing::Instrument::instrument(with_progress(answer, progress), span).await;
+                tracing::Instrument::instrument(with_progress(answer, progress), span.clone())
+                    .await;
+            trace::record_request(&span, &outcome);
             match outcome {
                 Err(TransportError::Rpc {
                     code,

@@ -338,8 +338,32 @@ fn deps() -> Result {
             ));
         }
     }
+    let default_client = output(
+        "cargo",
+        &[
+            "tree",
+            "-p",
+            "mcp-steady-client",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ],
+    )?;
+    // Trace context is opt-in (the `otel` feature): a default build
+    // compiles no OpenTelemetry crate.
+    for line in default_client.lines().chain(client.lines()) {
+        let name = line.split_whitespace().next().unwrap_or_default();
+        if name.starts_with("opentelemetry") || name == "tracing-opentelemetry" {
+            return Err(format!(
+                "mcp-client without its `otel` feature must not depend on OpenTelemetry, \
+                 but depends on {name}"
+            ));
+        }
+    }
     eprintln!(
-        "<== dependency rules hold: mcp-protocol has no runtime or I/O crate; mcp-client no concrete transport"
+        "<== dependency rules hold: mcp-protocol has no runtime or I/O crate; mcp-client no \
+         concrete transport, and no OpenTelemetry crate without its `otel` feature"
     );
     Ok(())
 }
