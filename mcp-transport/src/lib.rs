@@ -62,6 +62,7 @@ mod handler;
 mod listener;
 mod options;
 mod outbound;
+pub mod record;
 mod transport;
 
 pub use correlation::TimerPause;
