@@ -28,7 +28,15 @@
 //! mcp complete prompt greeting name A
 //! mcp ping
 //! mcp watch -- ./my-server                      # change notifications, until Ctrl-C
+//! mcp --record s.jsonl tools call echo text=hi  # the exchange as a cassette
 //! ```
+//!
+//! `--record FILE` writes the whole exchange as JSON Lines (a cassette
+//! `mcp_testkit::cassette` replays in tests with no server): every message
+//! both ways with a relative timestamp, the era and verdict in the first
+//! line, each HTTP request's headers; `Authorization` and the other
+//! credentials are redacted, as is any header or field named with
+//! `--redact NAME`.
 //!
 //! Commands: `inspect` (the default), `tools list`, `tools call NAME
 //! [KEY=VALUE…] [--args JSON]`, `resources list|templates|read URI`,

@@ -259,18 +259,19 @@ enum Outgoing {
 }
 
 fn token(request: &Request) -> Option<&Value> {
-    request.params.as_ref()?.get("_meta")?.get("progressToken")
+    request.meta()?.get(mcp_protocol::meta::PROGRESS_TOKEN)
 }
 
 /// Puts the client's progress token and request ids where the recording
 /// had its own: a progress notification's token, a subscription's id (the
 /// id of its `subscriptions/listen` request).
 fn rewrite_notification(timeline: &Timeline, method: &str, params: &mut Value) {
-    if method == "notifications/progress"
-        && let Some(t) = params.get("progressToken").map(Value::to_string)
+    let token = mcp_protocol::meta::PROGRESS_TOKEN;
+    if method == mcp_protocol::methods::NOTIFICATION_PROGRESS
+        && let Some(t) = params.get(token).map(Value::to_string)
         && let Some(live) = timeline.tokens.get(&t)
     {
-        params["progressToken"] = live.clone();
+        params[token] = live.clone();
     }
     let live_id = |v: &Value| {
         RequestId::from_value(v)

@@ -1,6 +1,7 @@
 //! How a replayed message is compared with a recorded one: what changes
 //! from run to run is left out of both before they are compared.
 
+use mcp_protocol::{meta, methods};
 use serde_json::Value;
 
 /// The matching rules of a replay.
@@ -47,11 +48,11 @@ pub struct MatchRules {
 impl Default for MatchRules {
     fn default() -> Self {
         MatchRules {
-            ignored_meta: ["progressToken", "traceparent", "tracestate", "baggage"]
+            ignored_meta: [meta::PROGRESS_TOKEN, meta::TRACEPARENT, meta::TRACESTATE, meta::BAGGAGE]
                 .map(str::to_owned)
                 .to_vec(),
             ignored: Vec::new(),
-            ignored_notifications: vec!["notifications/cancelled".to_owned()],
+            ignored_notifications: vec![methods::NOTIFICATION_CANCELLED.to_owned()],
             allow_unused: false,
         }
     }
