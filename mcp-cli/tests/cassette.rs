@@ -4,7 +4,9 @@
 //!
 //! The interop servers (server-everything on Node, the Python SDK server)
 //! come from `.cache/interop`, which `cargo xtask interop` installs; a test
-//! whose server is missing says so and passes.
+//! whose server is missing says so and passes, unless
+//! `MCP_CASSETTE_REQUIRE_SERVERS` is set (`cargo xtask interop` sets it,
+//! and `MCP_INTEROP_NODE`, the Node it installed or found).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -170,6 +172,9 @@ async fn record_and_replay(
 ) -> Option<PathBuf> {
     let program = match interop_server(server) {
         Ok(p) => p,
+        Err(why) if std::env::var_os("MCP_CASSETTE_REQUIRE_SERVERS").is_some() => {
+            panic!("{why}, and MCP_CASSETTE_REQUIRE_SERVERS is set")
+        }
         Err(why) => {
             eprintln!("skipped: {why}");
             return None;

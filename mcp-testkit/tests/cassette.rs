@@ -266,3 +266,69 @@ async fn a_recorded_dead_server_ends_the_connection_and_extra_connects_fail() {
     let again = bounded("connect", connector.connect(ConnectionHandlers::discard())).await;
     assert!(matches!(again, Err(TransportError::ServerGone(_))));
 }
+
+#[tokio::test]
+async fn a_transport_built_by_hand_is_recorded_through_its_handlers() {
+    use mcp_testkit::scripted::{Script, ScriptedTransport};
+    use mcp_transport::record::Recorder;
+
+    let recorder = Recorder::in_memory();
+    recorder.redact_field("password");
+    let script = Script::new()
+        .expect_request("tools/call")
+        .notify_first(
+            "notifications/message",
+            Some(json!({"level": "info", "data": "hi"})),
+        )
+        .respond(json!({"content": []}));
+    let (listener, mut notifications) = Listener::channel(4);
+    let handlers = recorder.handlers(ConnectionHandlers::new(listener));
+    let scripted = Arc::new(ScriptedTransport::new(script, handlers));
+    let transport = recorder.transport(scripted.clone());
+    let call = Request::new(
+        1,
+        "tools/call",
+        Some(json!({"name": "login", "arguments": {"password": "correct horse battery"}})),
+    );
+    bounded("call", transport.request(call, RequestOptions::new()))
+        .await
+        .unwrap();
+    bounded("finish", scripted.finish()).await.unwrap();
+    assert_eq!(
+        bounded("notification", notifications.recv())
+            .await
+            .unwrap()
+            .method,
+        "notifications/message",
+        "the notification still reaches the client"
+    );
+    let text = recorder.text();
+    assert!(!text.contains("correct horse"), "{text}");
+    let cassette = Cassette::parse(&text).unwrap();
+    assert_eq!(cassette.requests(), ["tools/call"]);
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<String> = lines[1..]
+        .iter()
+        .map(|l| match (&l["event"], &l["dir"]) {
+            (Value::String(e), _) => e.clone(),
+            (_, Value::String(d)) => format!(
+                "{d} {}",
+                l["message"]["method"].as_str().unwrap_or("answer")
+            ),
+            _ => "?".into(),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "connect",
+            "connected",
+            "send tools/call",
+            "recv notifications/message",
+            "recv answer"
+        ]
+    );
+}

@@ -48,9 +48,14 @@ pub struct MatchRules {
 impl Default for MatchRules {
     fn default() -> Self {
         MatchRules {
-            ignored_meta: [meta::PROGRESS_TOKEN, meta::TRACEPARENT, meta::TRACESTATE, meta::BAGGAGE]
-                .map(str::to_owned)
-                .to_vec(),
+            ignored_meta: [
+                meta::PROGRESS_TOKEN,
+                meta::TRACEPARENT,
+                meta::TRACESTATE,
+                meta::BAGGAGE,
+            ]
+            .map(str::to_owned)
+            .to_vec(),
             ignored: Vec::new(),
             ignored_notifications: vec![methods::NOTIFICATION_CANCELLED.to_owned()],
             allow_unused: false,
