@@ -11,7 +11,8 @@ use crate::{BoxError, HeaderProvider};
 /// A [`HeaderProvider`] that writes each HTTP request's method, URI and
 /// headers (the configured ones, the transport's own `Mcp-*` ones, and
 /// those of the provider it wraps) to a [`Recorder`], redacted, and
-/// otherwise changes nothing.
+/// otherwise changes nothing. A header whose value is marked sensitive
+/// ([`http::HeaderValue::set_sensitive`]) is redacted whatever its name.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -64,6 +65,11 @@ impl HeaderProvider for RecordingHeaders {
             for (name, value) in &added {
                 sent.insert(name, value.clone());
             }
+            for (name, value) in &sent {
+                if value.is_sensitive() {
+                    recorder.redact_header(name.as_str());
+                }
+            }
             let pairs: Vec<(&str, String)> = sent
                 .iter()
                 .map(|(n, v)| {
@@ -84,5 +90,29 @@ impl std::fmt::Debug for RecordingHeaders {
         f.debug_struct("RecordingHeaders")
             .field("wrapping", &self.inner.is_some())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn sensitive_and_credential_headers_are_redacted() {
+        let recorder = Recorder::in_memory();
+        let provider = RecordingHeaders::new(recorder.clone());
+        let mut secret = http::HeaderValue::from_static("k-0123456789");
+        secret.set_sensitive(true);
+        let request = http::Request::post("http://127.0.0.1:1/mcp")
+            .header("authorization", "Bearer t-0123456789")
+            .header("x-session-key", secret)
+            .header("mcp-method", "tools/list")
+            .body(())
+            .unwrap();
+        let (parts, ()) = request.into_parts();
+        assert!(provider.headers(&parts).await.unwrap().is_empty());
+        let text = recorder.text();
+        assert!(!text.contains("0123456789"), "{text}");
+        assert!(text.contains(r#""mcp-method":"tools/list""#), "{text}");
     }
 }

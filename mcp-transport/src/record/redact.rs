@@ -54,7 +54,10 @@ impl Default for Redaction {
 impl Redaction {
     /// Redacts this header too.
     pub fn header(mut self, name: impl AsRef<str>) -> Self {
-        self.headers.push(name.as_ref().to_ascii_lowercase());
+        let name = name.as_ref().to_ascii_lowercase();
+        if !self.headers.contains(&name) {
+            self.headers.push(name);
+        }
         self
     }
 
