@@ -127,11 +127,13 @@ fn interop_server(name: &str) -> Result<Vec<String>, String> {
                     entry.display()
                 ));
             }
-            let node = cache.join("node/node_modules/node/bin/node");
-            let node = if node.exists() {
-                node
-            } else {
-                PathBuf::from("node")
+            // The Node `cargo xtask interop` chose, else the one it installs,
+            // else the machine's.
+            let installed = cache.join("node/node_modules/node/bin/node");
+            let node = match std::env::var_os("MCP_INTEROP_NODE") {
+                Some(node) => PathBuf::from(node),
+                None if installed.exists() => installed,
+                None => PathBuf::from("node"),
             };
             match Command::new(&node).arg("--version").output() {
                 Ok(o) if o.status.success() => {}
