@@ -95,6 +95,18 @@ pub(crate) struct ServerArgs {
     #[arg(long, value_name = "V", global = true)]
     pub(crate) protocol_version: Option<String>,
 
+    /// Record the whole exchange to FILE as JSON Lines (a cassette the
+    /// testkit replays): every message both ways, with a relative
+    /// timestamp, the era and verdict in the first line, HTTP request
+    /// headers; `Authorization` and other credentials redacted.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub(crate) record: Option<PathBuf>,
+
+    /// Also redact this header or message field in the --record file
+    /// (repeatable).
+    #[arg(long, value_name = "NAME", global = true)]
+    pub(crate) redact: Vec<String>,
+
     /// Give up on a call after this many seconds without an answer (default
     /// 60; each progress notification from the server restarts the wait).
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, global = true)]

@@ -3,14 +3,17 @@
 //! process.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use mcp_client::handlers::{HandlerError, sampling_fn};
 use mcp_client::host::{ServerDefinition, ServersFile};
+use mcp_client::http::RecordingHeaders;
 use mcp_client::http::http::{HeaderName, HeaderValue};
 use mcp_client::protocol::ProtocolVersion;
 use mcp_client::protocol::types::{ContentBlock, CreateMessageRequestParams};
 use mcp_client::protocol::types::{CreateMessageResult, Root, SamplingContent};
 use mcp_client::transport::Connector;
+use mcp_client::transport::record::Recorder;
 use mcp_client::{Client, ClientBuilder, EraMode, HttpTransportBuilder};
 use mcp_testkit::fake::{FakeConfig, FakeServer};
 use mcp_transport_stdio::StdioCommand;
@@ -153,15 +156,18 @@ pub(crate) fn builder(
     Ok(builder)
 }
 
-/// Connects to the server.
-pub(crate) async fn connect(cli: &Cli, server: Server, builder: ClientBuilder) -> Outcome<Client> {
-    let connected = match server {
-        Server::Embedded => {
-            builder
-                .server_name("embedded")
-                .connect(FakeServer::new(FakeConfig::dual()).connector())
-                .await
-        }
+/// Connects to the server, through `recorder` when recording.
+pub(crate) async fn connect(
+    cli: &Cli,
+    server: Server,
+    builder: ClientBuilder,
+    recorder: Option<&Recorder>,
+) -> Outcome<Client> {
+    let (name, connector): (String, Arc<dyn Connector>) = match server {
+        Server::Embedded => (
+            "embedded".to_owned(),
+            Arc::new(FakeServer::new(FakeConfig::dual()).connector()),
+        ),
         Server::Stdio(words) => {
             let mut command = StdioCommand::new(&words[0]).args(&words[1..]);
             for (key, value) in &cli.server.env {
@@ -175,16 +181,13 @@ pub(crate) async fn connect(cli: &Cli, server: Server, builder: ClientBuilder) -
                 let prefix = format!("[{name}] ");
                 command = command.on_stderr(move |line| eprintln!("{prefix}{line}"));
             }
-            builder.server_name(name).connect(command).await
+            (name.to_string(), Arc::new(command))
         }
         Server::Configured(name, definition) => {
             let connector = definition
                 .connector(&name)
                 .map_err(|e| Failure::usage(format!("server {name:?}: {e}")))?;
-            builder
-                .server_name(name)
-                .connect(move |handlers| connector.connect(handlers))
-                .await
+            (name, connector)
         }
         Server::Http(url) => {
             let mut http = HttpTransportBuilder::new(url.clone());
@@ -195,10 +198,27 @@ pub(crate) async fn connect(cli: &Cli, server: Server, builder: ClientBuilder) -
                     .map_err(|e| Failure::usage(format!("--header {name}: {e}")))?;
                 http = http.header(name, value);
             }
-            builder.server_name(url).connect(http).await
+            if let Some(recorder) = recorder {
+                recorder.connection_headers(
+                    cli.server
+                        .header
+                        .iter()
+                        .map(|(n, v)| (n.as_str(), v.as_str())),
+                );
+                http = http.header_provider(Arc::new(RecordingHeaders::new(recorder.clone())));
+            }
+            (url, Arc::new(http))
         }
     };
-    connected.map_err(Failure::connecting)
+    let connector = match recorder {
+        Some(recorder) => Arc::new(recorder.connector(connector)),
+        None => connector,
+    };
+    builder
+        .server_name(name)
+        .connect(connector)
+        .await
+        .map_err(Failure::connecting)
 }
 
 /// The sampling answer of `--sampling-echo`: the last message's text.

@@ -28,7 +28,15 @@
 //! mcp complete prompt greeting name A
 //! mcp ping
 //! mcp watch -- ./my-server                      # change notifications, until Ctrl-C
+//! mcp --record s.jsonl tools call echo text=hi  # the exchange as a cassette
 //! ```
+//!
+//! `--record FILE` writes the whole exchange as JSON Lines (a cassette
+//! `mcp_testkit::cassette` replays in tests with no server): every message
+//! both ways with a relative timestamp, the era and verdict in the first
+//! line, each HTTP request's headers; `Authorization` and the other
+//! credentials are redacted, as is any header or field named with
+//! `--redact NAME`.
 //!
 //! Commands: `inspect` (the default), `tools list`, `tools call NAME
 //! [KEY=VALUE…] [--args JSON]`, `resources list|templates|read URI`,
@@ -77,6 +85,7 @@ mod exit;
 mod output;
 mod progress;
 mod prompts;
+mod record;
 
 use args::Cli;
 use commands::Ctx;
@@ -115,6 +124,11 @@ async fn run(cli: Cli) -> Outcome {
         terminal: std::io::stdout().is_terminal(),
     };
     if matches!(cli.command, Some(args::Command::Servers)) {
+        if cli.server.record.is_some() {
+            return Err(Failure::usage(
+                "--record records one server; give it with --server NAME instead of `servers`",
+            ));
+        }
         let file = connect::servers_file(&cli)?;
         // Many servers at once: none of them may ask on the terminal.
         let builder = connect::builder(&cli, &progress, false)?;
@@ -125,11 +139,42 @@ async fn run(cli: Cli) -> Outcome {
     }
     let server = connect::Server::from_cli(&cli)?;
     let builder = connect::builder(&cli, &progress, std::io::stdin().is_terminal())?;
+    let recorder = record::recorder(&cli)?;
+    let path = cli.server.record.clone();
+    let outcome = session(
+        cli,
+        server,
+        builder,
+        recorder.as_ref(),
+        out,
+        progress,
+        interrupted,
+    )
+    .await;
+    match (&recorder, path) {
+        (Some(recorder), Some(path)) => record::finish(recorder, &path, outcome),
+        _ => outcome,
+    }
+}
+
+/// Connects, runs the command, and closes.
+async fn session(
+    cli: Cli,
+    server: connect::Server,
+    builder: mcp_client::ClientBuilder,
+    recorder: Option<&mcp_client::transport::record::Recorder>,
+    out: Output,
+    progress: Progress,
+    interrupted: CancellationToken,
+) -> Outcome {
     let client = tokio::select! {
-        client = connect::connect(&cli, server, builder) => client?,
+        client = connect::connect(&cli, server, builder, recorder) => client?,
         // Dropping the connect future stops a server being started.
         () = interrupted.cancelled() => return Err(Failure::interrupted()),
     };
+    if let Some(recorder) = recorder {
+        record::connected(recorder, &client);
+    }
     let ctx = Ctx {
         client,
         out,

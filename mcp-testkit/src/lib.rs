@@ -13,6 +13,9 @@
 //!   502 pages, silent heads, dripped or oversized or endless bodies, wrong
 //!   `Content-Type`, cross-origin redirects, dropped and empty resumed
 //!   streams, server-everything's 400s, expiring sessions).
+//! - [`cassette`]: a recorded exchange (JSON Lines from
+//!   [`mcp_transport::record`] or `mcp --record`) replayed as a server,
+//!   requests matched by method and params, with a diff for one it lacks.
 //! - [`binaries`]: paths of this crate's helper binaries (the relay and the
 //!   reference server) for tests in other crates.
 
@@ -20,6 +23,7 @@
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 pub mod binaries;
+pub mod cassette;
 pub mod contract;
 pub mod fake;
 pub mod null;

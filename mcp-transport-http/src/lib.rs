@@ -89,6 +89,7 @@
 
 mod builder;
 mod proxy;
+mod record;
 mod service;
 mod sse;
 mod transport;
@@ -102,6 +103,7 @@ pub use builder::{
 /// The `http` crate, whose header types the builder takes.
 pub use http;
 pub use proxy::ProxyConfig;
+pub use record::RecordingHeaders;
 pub use service::{BoxError, HttpService, RequestBody, ResponseBody};
 pub use transport::{
     ACCEPT_BOTH, HeaderProvider, HttpTransport, METHOD_HEADER, NAME_HEADER,

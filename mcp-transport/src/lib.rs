@@ -50,6 +50,12 @@
 //!
 //! Then prove it: `mcp-testkit`'s contract suite runs any transport
 //! through every rule of the contract and reports each by name.
+//!
+//! # Recording
+//!
+//! [`record::Recorder`] wraps any [`Connector`] and writes the whole
+//! exchange as JSON Lines, secrets redacted; `mcp-testkit`'s cassette
+//! transport replays such a file as the server.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
@@ -62,6 +68,7 @@ mod handler;
 mod listener;
 mod options;
 mod outbound;
+pub mod record;
 mod transport;
 
 pub use correlation::TimerPause;

@@ -56,6 +56,8 @@ impl<T> Queue<T> {
 /// never blocks.
 pub struct Listener<T = Notification> {
     queue: Arc<Queue<T>>,
+    // This sender's own tap, run before the queue's (see `observed`).
+    observer: Option<Tap<T>>,
 }
 
 /// The receiving half: a [`Stream`] of notifications. It ends when every
@@ -161,6 +163,7 @@ impl<T: Send + 'static> Listener<T> {
         (
             Listener {
                 queue: queue.clone(),
+                observer: None,
             },
             ListenerStream { queue },
         )
@@ -195,10 +198,51 @@ impl<T: Send + 'static> Listener<T> {
 }
 
 impl<T> Listener<T> {
+    /// Another sender for the same queue that calls `observer` on the read
+    /// loop for each item pushed through it, before the queue's own tap.
+    /// This is how a wrapper (a recorder, say) sees every item in the order
+    /// the transport received it without changing where items go.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use mcp_protocol::Notification;
+    /// use mcp_transport::Listener;
+    ///
+    /// let (listener, mut stream) = Listener::channel(4);
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = seen.clone();
+    /// let observed = listener.observed(Arc::new(move |n: &Notification| {
+    ///     log.lock().unwrap().push(n.method.clone());
+    /// }));
+    /// observed.push(Notification::new("notifications/message", None));
+    /// assert_eq!(*seen.lock().unwrap(), ["notifications/message"]);
+    /// assert_eq!(stream.try_recv().unwrap().method, "notifications/message");
+    /// ```
+    pub fn observed(&self, observer: Tap<T>) -> Listener<T>
+    where
+        T: 'static,
+    {
+        let mut sender = self.clone();
+        sender.observer = Some(match self.observer.clone() {
+            // Observers stack: the newest runs first, then the older ones.
+            Some(older) => Arc::new(move |item: &T| {
+                observer(item);
+                older(item);
+            }),
+            None => observer,
+        });
+        sender
+    }
+
     /// Queues an item. When the queue is full the oldest entry is dropped,
     /// counted and warned about; when the receiver is gone the item is
     /// discarded. Never blocks. A tap, if any, sees the item first.
     pub fn push(&self, item: T) {
+        if let Some(observer) = &self.observer
+            && catch_unwind(AssertUnwindSafe(|| observer(&item))).is_err()
+        {
+            tracing::error!(listener = self.queue.name, "a listener's observer panicked");
+        }
         if let Some(tap) = &self.queue.tap
             && catch_unwind(AssertUnwindSafe(|| tap(&item))).is_err()
         {
@@ -247,6 +291,7 @@ impl<T> Clone for Listener<T> {
         self.queue.senders.fetch_add(1, Ordering::Relaxed);
         Listener {
             queue: self.queue.clone(),
+            observer: self.observer.clone(),
         }
     }
 }

@@ -24,6 +24,9 @@
 //!    server on a free port in its own namespace), and prints its tables.
 //! 4. Drives the same servers through the `mcp` command line, over stdio
 //!    and with `--url` (see [`crate::cli`] and [`crate::cli_http`]).
+//! 5. Records a session with each server through `mcp --record` and
+//!    replays it through the library with no server (the cassette tests of
+//!    `mcp-cli`).
 //!
 //! The install step is in `install` (Node, npm, the virtualenv, Python
 //! discovery, stamps), the offline proof in `offline`, and the helpers
@@ -178,10 +181,37 @@ pub(crate) fn interop(args: &[String]) -> Result {
     };
 
     let cli = crate::cli::run(&paths, &installed);
+    let cassettes = cassettes(&installed);
 
     eprintln!("\n<== interop in {:.1?}", started.elapsed());
     library?;
-    cli
+    cli?;
+    cassettes
+}
+
+/// Records sessions with both servers through `mcp --record` and replays
+/// them through the library with no server (`mcp-cli/tests/cassette.rs`),
+/// here with the servers required: a missing one fails instead of skipping.
+fn cassettes(installed: &Installed) -> Result {
+    eprintln!("\n==> interop: recorded through `mcp --record`, replayed with no server");
+    let node = path_str(&installed.node)?;
+    crate::run(
+        "cargo",
+        &[
+            "test",
+            "--quiet",
+            "-p",
+            "mcp-steady-cli",
+            "--test",
+            "cassette",
+            "--",
+            "--nocapture",
+        ],
+        &[
+            ("MCP_CASSETTE_REQUIRE_SERVERS", "1"),
+            ("MCP_INTEROP_NODE", node),
+        ],
+    )
 }
 
 /// `cargo xtask interop-install [--offline]`: only the install step; with
