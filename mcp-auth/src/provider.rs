@@ -1,0 +1,486 @@
+//! The header provider: tokens on requests to the MCP server's origin,
+//! and the answers to its challenges.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
+use mcp_transport_http::{AuthChallenge, BoxError, HeaderProvider, HttpService};
+use tokio::sync::Mutex;
+
+use crate::challenge::BearerChallenge;
+use crate::client::{ClientProfile, PreRegistered, Registration, identify};
+use crate::fetch::{Fetcher, origin};
+use crate::flow::{CodeRequest, TokenSet, authorization_code, client_credentials, refresh};
+use crate::metadata::{fetch_resource_metadata, fetch_server_metadata, legacy_server_metadata};
+use crate::{AuthError, Authorizer, DEFAULT_TIMEOUT};
+
+/// A token this close to its expiry is refreshed before it is sent.
+const REFRESH_MARGIN: Duration = Duration::from_secs(30);
+
+/// OAuth for one MCP server: hand it to
+/// [`HttpTransportBuilder::header_provider`](mcp_transport_http::HttpTransportBuilder::header_provider).
+/// See the crate docs for what it does.
+#[derive(Clone)]
+pub struct OAuthProvider {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    mcp_url: String,
+    origin: String,
+    fetcher: Fetcher,
+    profile: ClientProfile,
+    /// `None`: the client credentials grant.
+    authorizer: Option<Arc<dyn Authorizer>>,
+    state: Mutex<State>,
+    last_error: std::sync::Mutex<Option<String>>,
+}
+
+#[derive(Default)]
+struct State {
+    session: Option<Session>,
+    /// Registrations by issuer: never presented to another.
+    registrations: HashMap<String, Registration>,
+    /// The scopes of the last authorization request.
+    requested: Vec<String>,
+}
+
+/// Everything a token needs to be used and refreshed: one record.
+struct Session {
+    tokens: TokenSet,
+    registration: Registration,
+    token_endpoint: String,
+    resource: Option<String>,
+    obtained: Instant,
+}
+
+/// Builds an [`OAuthProvider`].
+#[derive(Debug)]
+pub struct OAuthProviderBuilder {
+    mcp_url: String,
+    redirect_uri: String,
+    client_name: String,
+    metadata_url: Option<String>,
+    pre_registered: Option<PreRegistered>,
+    authorizer: Option<Arc<dyn Authorizer>>,
+    client_credentials: bool,
+    timeout: Duration,
+    insecure_http: bool,
+}
+
+impl std::fmt::Debug for dyn Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authorizer")
+    }
+}
+
+impl OAuthProvider {
+    /// Starts a provider for the MCP server at `mcp_url` (the URL the
+    /// transport is given).
+    pub fn builder(mcp_url: impl Into<String>) -> OAuthProviderBuilder {
+        OAuthProviderBuilder {
+            mcp_url: mcp_url.into(),
+            redirect_uri: "http://127.0.0.1/callback".into(),
+            client_name: "mcp-steady".into(),
+            metadata_url: None,
+            pre_registered: None,
+            authorizer: None,
+            client_credentials: false,
+            timeout: DEFAULT_TIMEOUT,
+            insecure_http: false,
+        }
+    }
+
+    /// Whether it holds an access token.
+    pub async fn is_authorized(&self) -> bool {
+        self.inner.state.lock().await.session.is_some()
+    }
+
+    /// Forgets the tokens (not the registrations): the next challenge
+    /// runs the flow again.
+    pub async fn logout(&self) {
+        self.inner.state.lock().await.session = None;
+    }
+
+    /// Why the last authorization failed, if it did (the transport only
+    /// reports the server's 401 or 403).
+    pub fn last_error(&self) -> Option<String> {
+        self.inner.last_error.lock().ok().and_then(|e| e.clone())
+    }
+
+    /// Runs the flow now, as a 401 without a challenge would.
+    pub async fn authorize(&self) -> Result<(), AuthError> {
+        let mut state = self.inner.state.lock().await;
+        self.inner
+            .authorize(&mut state, &BearerChallenge::default(), None)
+            .await
+    }
+}
+
+impl OAuthProviderBuilder {
+    /// Where the authorization server sends the person back (default
+    /// `http://127.0.0.1/callback`); it goes in the registration too.
+    pub fn redirect_uri(mut self, uri: impl Into<String>) -> Self {
+        self.redirect_uri = uri.into();
+        self
+    }
+
+    /// The `client_name` of a dynamic registration (default `mcp-steady`).
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// The https URL of this client's ID metadata document, used as its
+    /// `client_id` where the server supports them.
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.metadata_url = Some(url.into());
+        self
+    }
+
+    /// Credentials registered beforehand, used before anything else.
+    pub fn pre_registered(mut self, credentials: PreRegistered) -> Self {
+        self.pre_registered = Some(credentials);
+        self
+    }
+
+    /// The person's part of the authorization code flow.
+    pub fn authorizer(mut self, authorizer: impl Authorizer) -> Self {
+        self.authorizer = Some(Arc::new(authorizer));
+        self
+    }
+
+    /// Uses the client credentials grant with `credentials` (a secret or a
+    /// private key) instead of the authorization code flow.
+    pub fn client_credentials(mut self, credentials: PreRegistered) -> Self {
+        self.pre_registered = Some(credentials);
+        self.client_credentials = true;
+        self
+    }
+
+    /// The bound on each request of the flow (default [`DEFAULT_TIMEOUT`]).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Allows `http` URLs from servers on any host, not only on loopback.
+    /// For test setups only: tokens and codes then travel in clear.
+    pub fn allow_insecure_http(mut self, allow: bool) -> Self {
+        self.insecure_http = allow;
+        self
+    }
+
+    /// Builds the provider, sending the flow's requests through `service`
+    /// (the transport's:
+    /// [`HttpTransportBuilder::http_service`](mcp_transport_http::HttpTransportBuilder::http_service)).
+    pub fn build(self, service: HttpService) -> Result<OAuthProvider, AuthError> {
+        let origin = origin(&self.mcp_url)
+            .ok_or_else(|| AuthError::Config(format!("{:?} is not a URL", self.mcp_url)))?;
+        if !self.client_credentials && self.authorizer.is_none() {
+            return Err(AuthError::Config(
+                "the authorization code flow needs an authorizer".into(),
+            ));
+        }
+        Ok(OAuthProvider {
+            inner: Arc::new(Inner {
+                mcp_url: self.mcp_url,
+                origin,
+                fetcher: Fetcher {
+                    service,
+                    timeout: self.timeout,
+                    insecure_http: self.insecure_http,
+                },
+                profile: ClientProfile {
+                    client_name: self.client_name,
+                    redirect_uri: self.redirect_uri,
+                    metadata_url: self.metadata_url,
+                    pre_registered: self.pre_registered,
+                },
+                authorizer: if self.client_credentials {
+                    None
+                } else {
+                    self.authorizer
+                },
+                state: Mutex::new(State::default()),
+                last_error: std::sync::Mutex::new(None),
+            }),
+        })
+    }
+}
+
+impl Inner {
+    /// Discovery, identity and a grant; the new session replaces the old.
+    async fn authorize(
+        &self,
+        state: &mut State,
+        challenge: &BearerChallenge,
+        scopes: Option<Vec<String>>,
+    ) -> Result<(), AuthError> {
+        let prm = fetch_resource_metadata(
+            &self.fetcher,
+            &self.mcp_url,
+            challenge.resource_metadata.as_deref(),
+        )
+        .await?;
+        let (metadata, resource, strict) = match &prm {
+            Some(prm) => {
+                let issuer = prm.authorization_servers.first().ok_or_else(|| {
+                    AuthError::Protocol(
+                        "the resource metadata names no authorization server".into(),
+                    )
+                })?;
+                self.fetcher.check_url(issuer)?;
+                let metadata = fetch_server_metadata(&self.fetcher, issuer)
+                    .await?
+                    .ok_or_else(|| {
+                        AuthError::Protocol(format!(
+                            "{issuer} serves no authorization server metadata"
+                        ))
+                    })?;
+                (metadata, Some(prm.resource.clone()), true)
+            }
+            None => (
+                legacy_server_metadata(&self.fetcher, &self.mcp_url).await?,
+                None,
+                false,
+            ),
+        };
+        let mut scopes = scopes.unwrap_or_else(|| {
+            if !challenge.scope.is_empty() {
+                challenge.scope.clone()
+            } else {
+                prm.as_ref()
+                    .and_then(|p| p.scopes_supported.clone())
+                    .unwrap_or_default()
+            }
+        });
+        let offline = "offline_access";
+        if self.authorizer.is_some()
+            && metadata
+                .scopes_supported
+                .as_ref()
+                .is_some_and(|s| s.iter().any(|x| x == offline))
+            && !scopes.iter().any(|s| s == offline)
+        {
+            scopes.push(offline.to_owned());
+        }
+        let registration = match state.registrations.get(&metadata.issuer) {
+            Some(r) => r.clone(),
+            None => {
+                let r = identify(&self.fetcher, &self.profile, &metadata).await?;
+                state
+                    .registrations
+                    .insert(metadata.issuer.clone(), r.clone());
+                r
+            }
+        };
+        state.requested = scopes.clone();
+        let tokens = match &self.authorizer {
+            Some(authorizer) => {
+                let request = CodeRequest {
+                    metadata: &metadata,
+                    resource: resource.as_deref(),
+                    scopes: &scopes,
+                    redirect_uri: &self.profile.redirect_uri,
+                    require_listed_pkce: strict,
+                };
+                authorization_code(&self.fetcher, authorizer.as_ref(), &registration, request).await
+            }
+            None => {
+                client_credentials(
+                    &self.fetcher,
+                    &registration,
+                    &metadata.token_endpoint,
+                    resource.as_deref(),
+                    &scopes,
+                )
+                .await
+            }
+        };
+        let tokens = tokens.inspect_err(|e| {
+            // A client the server no longer knows registers again next time.
+            if let AuthError::Grant { error, .. } = e
+                && (error == "invalid_client" || error == "unauthorized_client")
+            {
+                state.registrations.remove(&metadata.issuer);
+            }
+        })?;
+        tracing::debug!(issuer = %metadata.issuer, "authorized");
+        state.session = Some(Session {
+            tokens,
+            registration,
+            token_endpoint: metadata.token_endpoint.clone(),
+            resource,
+            obtained: Instant::now(),
+        });
+        Ok(())
+    }
+
+    /// Refreshes the session's token; a refused refresh ends the session.
+    async fn refresh(&self, state: &mut State) -> Result<(), AuthError> {
+        let Some(session) = &state.session else {
+            return Err(AuthError::Config("nothing to refresh".into()));
+        };
+        let Some(refresh_token) = session.tokens.refresh.clone() else {
+            return Err(AuthError::Config("no refresh token".into()));
+        };
+        let outcome = refresh(
+            &self.fetcher,
+            &session.registration,
+            &session.token_endpoint,
+            session.resource.as_deref(),
+            &refresh_token,
+            &session.tokens.scopes,
+        )
+        .await;
+        match outcome {
+            Ok(tokens) => {
+                tracing::debug!("refreshed the access token");
+                if let Some(s) = state.session.as_mut() {
+                    s.tokens = tokens;
+                    s.obtained = Instant::now();
+                }
+                Ok(())
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "the refresh was refused; the tokens are dropped");
+                if let AuthError::Grant { error, .. } = &e
+                    && (error == "invalid_client" || error == "unauthorized_client")
+                    && let Some(s) = &state.session
+                {
+                    state.registrations.remove(&s.registration.issuer);
+                }
+                state.session = None;
+                Err(e)
+            }
+        }
+    }
+
+    /// What to do about one challenge; `true`: send again.
+    async fn answer(
+        &self,
+        status: u16,
+        challenge: BearerChallenge,
+        refused_at: Instant,
+    ) -> Result<bool, AuthError> {
+        let mut state = self.state.lock().await;
+        // Someone else got a new token while this request waited: use it.
+        if state
+            .session
+            .as_ref()
+            .is_some_and(|s| s.obtained > refused_at)
+        {
+            return Ok(true);
+        }
+        match status {
+            401 => {
+                if state
+                    .session
+                    .as_ref()
+                    .is_some_and(|s| s.tokens.refresh.is_some())
+                    && self.refresh(&mut state).await.is_ok()
+                {
+                    return Ok(true);
+                }
+                self.authorize(&mut state, &challenge, None).await?;
+                Ok(true)
+            }
+            403 if challenge.is_insufficient_scope() => {
+                let granted = state.session.as_ref().map(|s| &s.tokens.scopes);
+                if !challenge.scope.is_empty()
+                    && granted.is_some_and(|g| challenge.scope.iter().all(|s| g.contains(s)))
+                {
+                    // Asking again for what the token has cannot help.
+                    return Ok(false);
+                }
+                let mut union = state.requested.clone();
+                for s in &challenge.scope {
+                    if !union.contains(s) {
+                        union.push(s.clone());
+                    }
+                }
+                tracing::debug!(scopes = ?union, "step-up authorization");
+                self.authorize(&mut state, &challenge, Some(union)).await?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+impl HeaderProvider for OAuthProvider {
+    fn headers(
+        &self,
+        request: &http::request::Parts,
+    ) -> BoxFuture<'static, Result<HeaderMap, BoxError>> {
+        let inner = self.inner.clone();
+        // Only the MCP server's own origin ever sees the token.
+        let same_origin = origin(&request.uri.to_string()).as_deref() == Some(&inner.origin);
+        Box::pin(async move {
+            let mut headers = HeaderMap::new();
+            if !same_origin {
+                return Ok(headers);
+            }
+            let mut state = inner.state.lock().await;
+            let expiring = state.session.as_ref().is_some_and(|s| {
+                s.tokens.refresh.is_some()
+                    && s.tokens
+                        .expires_at
+                        .is_some_and(|at| at <= Instant::now() + REFRESH_MARGIN)
+            });
+            if expiring {
+                // A failed refresh leaves no token; the 401 that follows
+                // runs the flow.
+                let _ = inner.refresh(&mut state).await;
+            }
+            if let Some(session) = &state.session {
+                let mut value =
+                    HeaderValue::from_str(&format!("Bearer {}", session.tokens.access.expose()))?;
+                value.set_sensitive(true);
+                headers.insert(AUTHORIZATION, value);
+            }
+            Ok(headers)
+        })
+    }
+
+    fn on_challenge(&self, challenge: &AuthChallenge) -> BoxFuture<'static, bool> {
+        let inner = self.inner.clone();
+        let status = challenge.status;
+        let refused_at = Instant::now();
+        let same_origin = origin(&challenge.uri.to_string()).as_deref() == Some(&inner.origin);
+        let parsed = challenge
+            .www_authenticate
+            .as_deref()
+            .map(BearerChallenge::parse)
+            .unwrap_or_default();
+        Box::pin(async move {
+            if !same_origin {
+                return false;
+            }
+            match inner.answer(status, parsed, refused_at).await {
+                Ok(again) => again,
+                Err(e) => {
+                    tracing::warn!(error = %e, "authorization did not go through");
+                    if let Ok(mut last) = inner.last_error.lock() {
+                        *last = Some(e.to_string());
+                    }
+                    false
+                }
+            }
+        })
+    }
+}
+
+impl std::fmt::Debug for OAuthProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthProvider")
+            .field("mcp_url", &self.inner.mcp_url)
+            .field("profile", &self.inner.profile)
+            .field("client_credentials", &self.inner.authorizer.is_none())
+            .finish_non_exhaustive()
+    }
+}
