@@ -21,7 +21,8 @@ use crate::{AuthError, Authorizer};
 pub(crate) struct TokenSet {
     pub(crate) access: Secret,
     pub(crate) refresh: Option<Secret>,
-    pub(crate) expires_at: Option<Instant>,
+    /// When to refresh it: a little before it expires.
+    pub(crate) refresh_at: Option<Instant>,
     /// Granted (or, when the server does not say, requested) scopes.
     pub(crate) scopes: Vec<String>,
 }
@@ -108,9 +109,12 @@ fn token_set(response: &BasicTokenResponse, requested: &[String]) -> TokenSet {
         refresh: response
             .refresh_token()
             .map(|r| Secret::new(r.secret().clone())),
-        expires_at: response
-            .expires_in()
-            .map(|d| Instant::now() + d.min(Duration::from_secs(10 * 365 * 86_400))),
+        refresh_at: response.expires_in().map(|d| {
+            let d = d.min(Duration::from_secs(10 * 365 * 86_400));
+            // Ahead of expiry by 30 s, or a tenth of a short lifetime, so
+            // that a token is not refreshed at every use.
+            Instant::now() + d - (d / 10).min(Duration::from_secs(30))
+        }),
         scopes: response.scopes().map_or_else(
             || requested.to_vec(),
             |s| s.iter().map(|s| s.to_string()).collect(),

@@ -17,9 +17,6 @@ use crate::flow::{CodeRequest, TokenSet, authorization_code, client_credentials,
 use crate::metadata::{fetch_resource_metadata, fetch_server_metadata, legacy_server_metadata};
 use crate::{AuthError, Authorizer, DEFAULT_TIMEOUT};
 
-/// A token this close to its expiry is refreshed before it is sent.
-const REFRESH_MARGIN: Duration = Duration::from_secs(30);
-
 /// OAuth for one MCP server: hand it to
 /// [`HttpTransportBuilder::header_provider`](mcp_transport_http::HttpTransportBuilder::header_provider).
 /// See the crate docs for what it does.
@@ -428,9 +425,7 @@ impl HeaderProvider for OAuthProvider {
             let mut state = inner.state.lock().await;
             let expiring = state.session.as_ref().is_some_and(|s| {
                 s.tokens.refresh.is_some()
-                    && s.tokens
-                        .expires_at
-                        .is_some_and(|at| at <= Instant::now() + REFRESH_MARGIN)
+                    && s.tokens.refresh_at.is_some_and(|at| at <= Instant::now())
             });
             if expiring {
                 // A failed refresh leaves no token; the 401 that follows
