@@ -67,6 +67,9 @@
 //! * `url`: parsing redirects and metadata URLs (never to re-serialise
 //!   `resource`, which goes out as given).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 mod authorizer;
 mod challenge;
 mod client;
