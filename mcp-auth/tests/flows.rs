@@ -154,3 +154,30 @@ async fn invalid_grant_leads_to_one_fresh_authorization_not_a_loop() {
     assert!(server.seen_at("/authorize").len() <= before + 1);
     t.close().await;
 }
+
+#[tokio::test]
+async fn concurrent_requests_that_meet_an_expired_token_share_one_refresh() {
+    let server = AuthServer::start().await;
+    server.behave(|b| b.expires_in = 1);
+    let t = std::sync::Arc::new(transport(&server.mcp_url(), provider(&server.mcp_url())));
+    send(&t, 1, "tools/list").await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+    let mut tasks = Vec::new();
+    for id in 10..18 {
+        let t = t.clone();
+        tasks.push(tokio::spawn(
+            async move { send(&t, id, "tools/list").await },
+        ));
+    }
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let refreshes = server
+        .seen_at("/token")
+        .iter()
+        .filter(|s| s.form()["grant_type"] == "refresh_token")
+        .count();
+    assert_eq!(refreshes, 1, "eight requests, one refresh");
+    assert_eq!(server.seen_at("/authorize").len(), 1);
+    t.close().await;
+}
