@@ -34,7 +34,7 @@ impl AuthMethod {
         }
     }
 
-    fn from_name(name: &str) -> Option<AuthMethod> {
+    pub(crate) fn from_name(name: &str) -> Option<AuthMethod> {
         Some(match name {
             "client_secret_basic" => AuthMethod::SecretBasic,
             "client_secret_post" => AuthMethod::SecretPost,

@@ -71,6 +71,7 @@
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 mod authorizer;
+mod builder;
 mod challenge;
 mod client;
 mod fetch;
@@ -78,15 +79,18 @@ mod flow;
 mod metadata;
 mod provider;
 mod secret;
+mod store;
 
 use std::time::Duration;
 
 pub use authorizer::{Authorizer, HeadlessAuthorizer};
+pub use builder::OAuthProviderBuilder;
 pub use challenge::BearerChallenge;
 pub use client::{AuthMethod, PreRegistered};
 pub use metadata::{ResourceMetadata, ServerMetadata};
-pub use provider::{OAuthProvider, OAuthProviderBuilder};
+pub use provider::OAuthProvider;
 pub use secret::{PrivateKey, Secret};
+pub use store::{FileStore, MemoryStore, StoredAuthorization, TokenStore};
 
 /// How long each request of the flow (metadata, registration, token) may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);

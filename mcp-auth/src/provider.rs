@@ -3,41 +3,47 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
-use mcp_transport_http::{AuthChallenge, BoxError, HeaderProvider, HttpService};
+use mcp_transport_http::{AuthChallenge, BoxError, HeaderProvider};
 use tokio::sync::Mutex;
 
+use crate::builder::OAuthProviderBuilder;
 use crate::challenge::BearerChallenge;
-use crate::client::{ClientProfile, PreRegistered, Registration, identify};
+use crate::client::{AuthMethod, ClientProfile, Registration, identify};
 use crate::fetch::{Fetcher, origin};
 use crate::flow::{CodeRequest, TokenSet, authorization_code, client_credentials, refresh};
 use crate::metadata::{fetch_resource_metadata, fetch_server_metadata, legacy_server_metadata};
-use crate::{AuthError, Authorizer, DEFAULT_TIMEOUT};
+use crate::secret::Secret;
+use crate::store::{StoredAuthorization, TokenStore};
+use crate::{AuthError, Authorizer};
 
 /// OAuth for one MCP server: hand it to
 /// [`HttpTransportBuilder::header_provider`](mcp_transport_http::HttpTransportBuilder::header_provider).
 /// See the crate docs for what it does.
 #[derive(Clone)]
 pub struct OAuthProvider {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
-    mcp_url: String,
-    origin: String,
-    fetcher: Fetcher,
-    profile: ClientProfile,
+pub(crate) struct Inner {
+    pub(crate) mcp_url: String,
+    pub(crate) origin: String,
+    pub(crate) fetcher: Fetcher,
+    pub(crate) profile: ClientProfile,
     /// `None`: the client credentials grant.
-    authorizer: Option<Arc<dyn Authorizer>>,
-    state: Mutex<State>,
-    last_error: std::sync::Mutex<Option<String>>,
+    pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
+    pub(crate) store: Arc<dyn TokenStore>,
+    pub(crate) state: Mutex<State>,
+    pub(crate) last_error: std::sync::Mutex<Option<String>>,
 }
 
 #[derive(Default)]
-struct State {
+pub(crate) struct State {
+    /// Whether the store was read (on first use).
+    loaded: bool,
     session: Option<Session>,
     /// Registrations by issuer: never presented to another.
     registrations: HashMap<String, Registration>,
@@ -54,20 +60,6 @@ struct Session {
     obtained: Instant,
 }
 
-/// Builds an [`OAuthProvider`].
-#[derive(Debug)]
-pub struct OAuthProviderBuilder {
-    mcp_url: String,
-    redirect_uri: String,
-    client_name: String,
-    metadata_url: Option<String>,
-    pre_registered: Option<PreRegistered>,
-    authorizer: Option<Arc<dyn Authorizer>>,
-    client_credentials: bool,
-    timeout: Duration,
-    insecure_http: bool,
-}
-
 impl std::fmt::Debug for dyn Authorizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Authorizer")
@@ -78,28 +70,19 @@ impl OAuthProvider {
     /// Starts a provider for the MCP server at `mcp_url` (the URL the
     /// transport is given).
     pub fn builder(mcp_url: impl Into<String>) -> OAuthProviderBuilder {
-        OAuthProviderBuilder {
-            mcp_url: mcp_url.into(),
-            redirect_uri: "http://127.0.0.1/callback".into(),
-            client_name: "mcp-steady".into(),
-            metadata_url: None,
-            pre_registered: None,
-            authorizer: None,
-            client_credentials: false,
-            timeout: DEFAULT_TIMEOUT,
-            insecure_http: false,
-        }
+        OAuthProviderBuilder::new(mcp_url.into())
     }
 
     /// Whether it holds an access token.
     pub async fn is_authorized(&self) -> bool {
-        self.inner.state.lock().await.session.is_some()
+        self.inner.lock_state().await.session.is_some()
     }
 
     /// Forgets the tokens (not the registrations): the next challenge
     /// runs the flow again.
     pub async fn logout(&self) {
-        self.inner.state.lock().await.session = None;
+        self.inner.lock_state().await.session = None;
+        self.inner.store.remove(&self.inner.mcp_url);
     }
 
     /// Why the last authorization failed, if it did (the transport only
@@ -110,106 +93,40 @@ impl OAuthProvider {
 
     /// Runs the flow now, as a 401 without a challenge would.
     pub async fn authorize(&self) -> Result<(), AuthError> {
-        let mut state = self.inner.state.lock().await;
+        let mut state = self.inner.lock_state().await;
         self.inner
             .authorize(&mut state, &BearerChallenge::default(), None)
             .await
     }
 }
 
-impl OAuthProviderBuilder {
-    /// Where the authorization server sends the person back (default
-    /// `http://127.0.0.1/callback`); it goes in the registration too.
-    pub fn redirect_uri(mut self, uri: impl Into<String>) -> Self {
-        self.redirect_uri = uri.into();
-        self
-    }
-
-    /// The `client_name` of a dynamic registration (default `mcp-steady`).
-    pub fn client_name(mut self, name: impl Into<String>) -> Self {
-        self.client_name = name.into();
-        self
-    }
-
-    /// The https URL of this client's ID metadata document, used as its
-    /// `client_id` where the server supports them.
-    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
-        self.metadata_url = Some(url.into());
-        self
-    }
-
-    /// Credentials registered beforehand, used before anything else.
-    pub fn pre_registered(mut self, credentials: PreRegistered) -> Self {
-        self.pre_registered = Some(credentials);
-        self
-    }
-
-    /// The person's part of the authorization code flow.
-    pub fn authorizer(mut self, authorizer: impl Authorizer) -> Self {
-        self.authorizer = Some(Arc::new(authorizer));
-        self
-    }
-
-    /// Uses the client credentials grant with `credentials` (a secret or a
-    /// private key) instead of the authorization code flow.
-    pub fn client_credentials(mut self, credentials: PreRegistered) -> Self {
-        self.pre_registered = Some(credentials);
-        self.client_credentials = true;
-        self
-    }
-
-    /// The bound on each request of the flow (default [`DEFAULT_TIMEOUT`]).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Allows `http` URLs from servers on any host, not only on loopback.
-    /// For test setups only: tokens and codes then travel in clear.
-    pub fn allow_insecure_http(mut self, allow: bool) -> Self {
-        self.insecure_http = allow;
-        self
-    }
-
-    /// Builds the provider, sending the flow's requests through `service`
-    /// (the transport's:
-    /// [`HttpTransportBuilder::http_service`](mcp_transport_http::HttpTransportBuilder::http_service)).
-    pub fn build(self, service: HttpService) -> Result<OAuthProvider, AuthError> {
-        let origin = origin(&self.mcp_url)
-            .ok_or_else(|| AuthError::Config(format!("{:?} is not a URL", self.mcp_url)))?;
-        if !self.client_credentials && self.authorizer.is_none() {
-            return Err(AuthError::Config(
-                "the authorization code flow needs an authorizer".into(),
-            ));
-        }
-        Ok(OAuthProvider {
-            inner: Arc::new(Inner {
-                mcp_url: self.mcp_url,
-                origin,
-                fetcher: Fetcher {
-                    service,
-                    timeout: self.timeout,
-                    insecure_http: self.insecure_http,
-                },
-                profile: ClientProfile {
-                    client_name: self.client_name,
-                    redirect_uri: self.redirect_uri,
-                    metadata_url: self.metadata_url,
-                    pre_registered: self.pre_registered,
-                },
-                authorizer: if self.client_credentials {
-                    None
-                } else {
-                    self.authorizer
-                },
-                state: Mutex::new(State::default()),
-                last_error: std::sync::Mutex::new(None),
-            }),
-        })
-    }
-}
-
 impl Inner {
+    /// The state, read from the store on first use.
+    async fn lock_state(&self) -> tokio::sync::MutexGuard<'_, State> {
+        let mut state = self.state.lock().await;
+        if !state.loaded {
+            state.loaded = true;
+            if let Some(record) = self.store.load(&self.mcp_url) {
+                let session = Session::from_stored(record, &self.profile);
+                state.registrations.insert(
+                    session.registration.issuer.clone(),
+                    session.registration.clone(),
+                );
+                state.session = Some(session);
+                tracing::debug!("authorization read from the store");
+            }
+        }
+        state
+    }
+
+    /// Keeps the session in the store, or forgets it there.
+    fn persist(&self, state: &State) {
+        match &state.session {
+            Some(session) => self.store.save(&self.mcp_url, &session.to_stored()),
+            None => self.store.remove(&self.mcp_url),
+        }
+    }
+
     /// Discovery, identity and a grant; the new session replaces the old.
     async fn authorize(
         &self,
@@ -314,6 +231,7 @@ impl Inner {
             resource,
             obtained: Instant::now(),
         });
+        self.persist(state);
         Ok(())
     }
 
@@ -341,6 +259,7 @@ impl Inner {
                     s.tokens = tokens;
                     s.obtained = Instant::now();
                 }
+                self.persist(state);
                 Ok(())
             }
             Err(e) => {
@@ -352,6 +271,7 @@ impl Inner {
                     state.registrations.remove(&s.registration.issuer);
                 }
                 state.session = None;
+                self.persist(state);
                 Err(e)
             }
         }
@@ -364,7 +284,7 @@ impl Inner {
         challenge: BearerChallenge,
         refused_at: Instant,
     ) -> Result<bool, AuthError> {
-        let mut state = self.state.lock().await;
+        let mut state = self.lock_state().await;
         // Someone else got a new token while this request waited: use it.
         if state
             .session
@@ -422,7 +342,7 @@ impl HeaderProvider for OAuthProvider {
             if !same_origin {
                 return Ok(headers);
             }
-            let mut state = inner.state.lock().await;
+            let mut state = inner.lock_state().await;
             let expiring = state.session.as_ref().is_some_and(|s| {
                 s.tokens.refresh.is_some()
                     && s.tokens.refresh_at.is_some_and(|at| at <= Instant::now())
@@ -477,5 +397,68 @@ impl std::fmt::Debug for OAuthProvider {
             .field("profile", &self.inner.profile)
             .field("client_credentials", &self.inner.authorizer.is_none())
             .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    fn to_stored(&self) -> StoredAuthorization {
+        let now = SystemTime::now();
+        StoredAuthorization {
+            issuer: self.registration.issuer.clone(),
+            client_id: self.registration.client_id.clone(),
+            client_secret: self
+                .registration
+                .client_secret
+                .as_ref()
+                .map(|s| s.expose().to_owned()),
+            auth_method: self.registration.method.as_str().to_owned(),
+            token_endpoint: self.token_endpoint.clone(),
+            resource: self.resource.clone(),
+            access_token: self.tokens.access.expose().to_owned(),
+            refresh_token: self.tokens.refresh.as_ref().map(|s| s.expose().to_owned()),
+            refresh_at: self.tokens.refresh_at.and_then(|at| {
+                let left = at.saturating_duration_since(Instant::now());
+                (now + left)
+                    .duration_since(UNIX_EPOCH)
+                    .ok()
+                    .map(|d| d.as_secs())
+            }),
+            scopes: self.tokens.scopes.clone(),
+        }
+    }
+
+    fn from_stored(record: StoredAuthorization, profile: &ClientProfile) -> Session {
+        let now_unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
+        let method = AuthMethod::from_name(&record.auth_method).unwrap_or(AuthMethod::None);
+        // A key is configuration, never stored: it comes from the setup.
+        let private_key = profile
+            .pre_registered
+            .as_ref()
+            .filter(|p| p.client_id == record.client_id)
+            .and_then(|p| p.private_key.clone());
+        Session {
+            tokens: TokenSet {
+                access: Secret::new(record.access_token),
+                refresh: record.refresh_token.map(Secret::new),
+                refresh_at: record
+                    .refresh_at
+                    .map(|at| Instant::now() + Duration::from_secs(at.saturating_sub(now_unix))),
+                scopes: record.scopes,
+            },
+            registration: Registration {
+                issuer: record.issuer,
+                client_id: record.client_id,
+                client_secret: record.client_secret.map(Secret::new),
+                private_key,
+                method,
+            },
+            token_endpoint: record.token_endpoint,
+            resource: record.resource,
+            // Older than any challenge that may come.
+            obtained: Instant::now() - Duration::from_secs(1),
+        }
     }
 }

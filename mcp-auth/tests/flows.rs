@@ -181,3 +181,48 @@ async fn concurrent_requests_that_meet_an_expired_token_share_one_refresh() {
     assert_eq!(server.seen_at("/authorize").len(), 1);
     t.close().await;
 }
+
+#[tokio::test]
+async fn a_file_store_carries_the_authorization_to_a_later_run() {
+    let server = AuthServer::start().await;
+    let dir = std::env::temp_dir().join(format!("mcp-auth-store-{}", std::process::id()));
+    let path = dir.join("tokens.json");
+    let with_store = || {
+        let url = server.mcp_url();
+        let service = mcp_transport_http::HttpTransportBuilder::new(&url)
+            .http_service()
+            .unwrap();
+        mcp_auth::OAuthProvider::builder(&url)
+            .redirect_uri("http://127.0.0.1:9/callback")
+            .authorizer(mcp_auth::HeadlessAuthorizer::new(service.clone()))
+            .store(mcp_auth::FileStore::new(&path))
+            .build(service)
+            .unwrap()
+    };
+    let first = with_store();
+    let t = transport(&server.mcp_url(), first.clone());
+    send(&t, 1, "tools/list").await.unwrap();
+    t.close().await;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "owner-only");
+    }
+
+    // A later run: the stored token is used, nothing is authorized again.
+    let second = with_store();
+    assert!(second.is_authorized().await);
+    let t = transport(&server.mcp_url(), second.clone());
+    send(&t, 2, "tools/list").await.unwrap();
+    t.close().await;
+    assert_eq!(server.seen_at("/authorize").len(), 1);
+    assert_eq!(server.seen_at("/register").len(), 1);
+
+    second.logout().await;
+    assert!(
+        !with_store().is_authorized().await,
+        "logout empties the store"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

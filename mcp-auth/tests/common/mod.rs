@@ -70,6 +70,8 @@ pub struct Behaviour {
     pub authorization_server: Option<String>,
     /// `/mcp` answers 307 to this URL.
     pub redirect_mcp_to: Option<String>,
+    /// Accept any `access-…` token (one issued by another server).
+    pub accept_any_access: bool,
     /// Tokens the MCP endpoint accepts, with their scopes.
     pub tokens: HashMap<String, Vec<String>>,
     /// The last authorization request's scopes.
@@ -87,6 +89,7 @@ impl Default for Behaviour {
             challenge_scope: None,
             authorization_server: None,
             redirect_mcp_to: None,
+            accept_any_access: false,
             tokens: HashMap::new(),
             last_scope: Vec::new(),
             counter: 0,
@@ -294,7 +297,11 @@ fn mcp(base: &str, b: &mut Behaviour, seen: &Seen) -> Response<Body> {
     let token = seen
         .header("authorization")
         .and_then(|v| v.strip_prefix("Bearer "));
-    let Some(scopes) = token.and_then(|t| b.tokens.get(t)) else {
+    let any = Vec::new();
+    let known = token.and_then(|t| b.tokens.get(t));
+    let foreign =
+        (b.accept_any_access && token.is_some_and(|t| t.starts_with("access-"))).then_some(&any);
+    let Some(scopes) = known.or(foreign) else {
         let scope = b
             .challenge_scope
             .as_ref()
