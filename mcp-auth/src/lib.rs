@@ -79,6 +79,7 @@ mod flow;
 mod metadata;
 mod provider;
 mod secret;
+mod session;
 mod store;
 
 use std::time::Duration;

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
@@ -12,12 +12,12 @@ use tokio::sync::Mutex;
 
 use crate::builder::OAuthProviderBuilder;
 use crate::challenge::BearerChallenge;
-use crate::client::{AuthMethod, ClientProfile, Registration, identify};
+use crate::client::{ClientProfile, Registration, identify};
 use crate::fetch::{Fetcher, origin};
-use crate::flow::{CodeRequest, TokenSet, authorization_code, client_credentials, refresh};
+use crate::flow::{CodeRequest, authorization_code, client_credentials, refresh};
 use crate::metadata::{fetch_resource_metadata, fetch_server_metadata, legacy_server_metadata};
-use crate::secret::Secret;
-use crate::store::{StoredAuthorization, TokenStore};
+use crate::session::Session;
+use crate::store::TokenStore;
 use crate::{AuthError, Authorizer};
 
 /// OAuth for one MCP server: hand it to
@@ -49,15 +49,6 @@ pub(crate) struct State {
     registrations: HashMap<String, Registration>,
     /// The scopes of the last authorization request.
     requested: Vec<String>,
-}
-
-/// Everything a token needs to be used and refreshed: one record.
-struct Session {
-    tokens: TokenSet,
-    registration: Registration,
-    token_endpoint: String,
-    resource: Option<String>,
-    obtained: Instant,
 }
 
 impl std::fmt::Debug for dyn Authorizer {
@@ -397,68 +388,5 @@ impl std::fmt::Debug for OAuthProvider {
             .field("profile", &self.inner.profile)
             .field("client_credentials", &self.inner.authorizer.is_none())
             .finish_non_exhaustive()
-    }
-}
-
-impl Session {
-    fn to_stored(&self) -> StoredAuthorization {
-        let now = SystemTime::now();
-        StoredAuthorization {
-            issuer: self.registration.issuer.clone(),
-            client_id: self.registration.client_id.clone(),
-            client_secret: self
-                .registration
-                .client_secret
-                .as_ref()
-                .map(|s| s.expose().to_owned()),
-            auth_method: self.registration.method.as_str().to_owned(),
-            token_endpoint: self.token_endpoint.clone(),
-            resource: self.resource.clone(),
-            access_token: self.tokens.access.expose().to_owned(),
-            refresh_token: self.tokens.refresh.as_ref().map(|s| s.expose().to_owned()),
-            refresh_at: self.tokens.refresh_at.and_then(|at| {
-                let left = at.saturating_duration_since(Instant::now());
-                (now + left)
-                    .duration_since(UNIX_EPOCH)
-                    .ok()
-                    .map(|d| d.as_secs())
-            }),
-            scopes: self.tokens.scopes.clone(),
-        }
-    }
-
-    fn from_stored(record: StoredAuthorization, profile: &ClientProfile) -> Session {
-        let now_unix = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or_default();
-        let method = AuthMethod::from_name(&record.auth_method).unwrap_or(AuthMethod::None);
-        // A key is configuration, never stored: it comes from the setup.
-        let private_key = profile
-            .pre_registered
-            .as_ref()
-            .filter(|p| p.client_id == record.client_id)
-            .and_then(|p| p.private_key.clone());
-        Session {
-            tokens: TokenSet {
-                access: Secret::new(record.access_token),
-                refresh: record.refresh_token.map(Secret::new),
-                refresh_at: record
-                    .refresh_at
-                    .map(|at| Instant::now() + Duration::from_secs(at.saturating_sub(now_unix))),
-                scopes: record.scopes,
-            },
-            registration: Registration {
-                issuer: record.issuer,
-                client_id: record.client_id,
-                client_secret: record.client_secret.map(Secret::new),
-                private_key,
-                method,
-            },
-            token_endpoint: record.token_endpoint,
-            resource: record.resource,
-            // Older than any challenge that may come.
-            obtained: Instant::now() - Duration::from_secs(1),
-        }
     }
 }
