@@ -32,8 +32,10 @@
 //! * **Client credentials** (secret or private-key JWT) for machines.
 //!
 //! The person's part is an [`Authorizer`]: given the authorization URL, it
-//! returns the redirect. [`HeadlessAuthorizer`] is one for servers that
-//! approve at once.
+//! returns the redirect. [`LoopbackAuthorizer`] shows the URL and waits for
+//! the browser on a loopback port; [`HeadlessAuthorizer`] is one for
+//! servers that approve at once. Authorizations are kept in a
+//! [`TokenStore`]: in memory by default, or a [`FileStore`].
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -76,6 +78,7 @@ mod challenge;
 mod client;
 mod fetch;
 mod flow;
+mod loopback;
 mod metadata;
 mod provider;
 mod secret;
@@ -88,6 +91,7 @@ pub use authorizer::{Authorizer, HeadlessAuthorizer};
 pub use builder::OAuthProviderBuilder;
 pub use challenge::BearerChallenge;
 pub use client::{AuthMethod, PreRegistered};
+pub use loopback::{DEFAULT_LOOPBACK_WAIT, LoopbackAuthorizer};
 pub use metadata::{ResourceMetadata, ServerMetadata};
 pub use provider::OAuthProvider;
 pub use secret::{PrivateKey, Secret};
