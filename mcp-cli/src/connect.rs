@@ -187,18 +187,30 @@ pub(crate) async fn connect(cli: &Cli, server: Server, builder: ClientBuilder) -
                 .await
         }
         Server::Http(url) => {
-            let mut http = HttpTransportBuilder::new(url.clone());
-            for (name, value) in &cli.server.header {
-                let name = HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|e| Failure::usage(format!("--header {name:?}: {e}")))?;
-                let value = HeaderValue::from_str(value)
-                    .map_err(|e| Failure::usage(format!("--header {name}: {e}")))?;
-                http = http.header(name, value);
-            }
-            builder.server_name(url).connect(http).await
+            let http = http(cli, &url)?;
+            let oauth = crate::auth::stored(&url, &http)?;
+            let http = http.header_provider(std::sync::Arc::new(oauth.clone()));
+            let connected = builder.server_name(url).connect(http).await;
+            return connected.map_err(|e| match oauth.last_error() {
+                Some(why) => Failure::connecting(e).hint(why),
+                None => Failure::connecting(e),
+            });
         }
     };
     connected.map_err(Failure::connecting)
+}
+
+/// The HTTP transport for `url` with the --header values.
+pub(crate) fn http(cli: &Cli, url: &str) -> Outcome<HttpTransportBuilder> {
+    let mut http = HttpTransportBuilder::new(url);
+    for (name, value) in &cli.server.header {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| Failure::usage(format!("--header {name:?}: {e}")))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|e| Failure::usage(format!("--header {name}: {e}")))?;
+        http = http.header(name, value);
+    }
+    Ok(http)
 }
 
 /// The sampling answer of `--sampling-echo`: the last message's text.
