@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
@@ -221,6 +221,7 @@ impl Inner {
             token_endpoint: metadata.token_endpoint.clone(),
             resource,
             obtained: Instant::now(),
+            refreshed_on_challenge: false,
         });
         self.persist(state);
         Ok(())
@@ -249,6 +250,7 @@ impl Inner {
                 if let Some(s) = state.session.as_mut() {
                     s.tokens = tokens;
                     s.obtained = Instant::now();
+                    s.refreshed_on_challenge = false;
                 }
                 self.persist(state);
                 Ok(())
@@ -286,12 +288,22 @@ impl Inner {
         }
         match status {
             401 => {
-                if state
-                    .session
-                    .as_ref()
-                    .is_some_and(|s| s.tokens.refresh.is_some())
+                // A token refreshed for a 401 and refused again (within a
+                // minute) means the grant is dead: authorize afresh
+                // instead of refreshing at every request.
+                let dead = state.session.as_ref().is_some_and(|s| {
+                    s.refreshed_on_challenge && s.obtained.elapsed() < Duration::from_secs(60)
+                });
+                if !dead
+                    && state
+                        .session
+                        .as_ref()
+                        .is_some_and(|s| s.tokens.refresh.is_some())
                     && self.refresh(&mut state).await.is_ok()
                 {
+                    if let Some(s) = state.session.as_mut() {
+                        s.refreshed_on_challenge = true;
+                    }
                     return Ok(true);
                 }
                 self.authorize(&mut state, &challenge, None).await?;

@@ -14,6 +14,9 @@ pub(crate) struct Session {
     pub(crate) token_endpoint: String,
     pub(crate) resource: Option<String>,
     pub(crate) obtained: Instant,
+    /// Whether the token came from a refresh made for a 401: if the
+    /// server refuses that one too, refreshing again cannot help.
+    pub(crate) refreshed_on_challenge: bool,
 }
 
 impl Session {
@@ -75,6 +78,7 @@ impl Session {
             resource: record.resource,
             // Older than any challenge that may come.
             obtained: Instant::now() - Duration::from_secs(1),
+            refreshed_on_challenge: false,
         }
     }
 }

@@ -226,3 +226,37 @@ async fn a_file_store_carries_the_authorization_to_a_later_run() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn a_refreshed_token_refused_again_leads_to_a_fresh_authorization() {
+    let server = AuthServer::start().await;
+    let t = transport(&server.mcp_url(), provider(&server.mcp_url()));
+    send(&t, 1, "tools/list").await.unwrap();
+    // The server forgets the token, and refuses the refreshed one.
+    server.behave(|b| {
+        b.tokens.clear();
+        b.refuse_refreshed = true;
+    });
+    // 401 -> refresh -> refused again: this request fails ...
+    let first = send(&t, 2, "tools/list").await;
+    assert!(
+        matches!(
+            first,
+            Err(TransportError::AuthorizationRequired { status: 401, .. })
+        ),
+        "{first:?}"
+    );
+    // ... and the next authorizes afresh rather than refreshing again.
+    let outcome = send(&t, 3, "tools/list").await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+    let grants: Vec<String> = server
+        .seen_at("/token")
+        .iter()
+        .map(|s| s.form()["grant_type"].clone())
+        .collect();
+    assert_eq!(
+        grants,
+        ["authorization_code", "refresh_token", "authorization_code"]
+    );
+    t.close().await;
+}

@@ -70,6 +70,8 @@ pub struct Behaviour {
     pub authorization_server: Option<String>,
     /// `/mcp` answers 307 to this URL.
     pub redirect_mcp_to: Option<String>,
+    /// Issue refreshed tokens that the MCP endpoint then refuses.
+    pub refuse_refreshed: bool,
     /// Accept any `access-…` token (one issued by another server).
     pub accept_any_access: bool,
     /// Tokens the MCP endpoint accepts, with their scopes.
@@ -90,6 +92,7 @@ impl Default for Behaviour {
             authorization_server: None,
             redirect_mcp_to: None,
             accept_any_access: false,
+            refuse_refreshed: false,
             tokens: HashMap::new(),
             last_scope: Vec::new(),
             counter: 0,
@@ -273,7 +276,9 @@ fn token(b: &mut Behaviour, seen: &Seen) -> Response<Body> {
     };
     b.counter += 1;
     let access = format!("access-{}", b.counter);
-    b.tokens.insert(access.clone(), scopes.clone());
+    if !(b.refuse_refreshed && form["grant_type"] == "refresh_token") {
+        b.tokens.insert(access.clone(), scopes.clone());
+    }
     let mut answer = json!({
         "access_token": access,
         "token_type": "Bearer",
