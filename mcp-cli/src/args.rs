@@ -168,6 +168,12 @@ pub(crate) enum Command {
     /// Show every server of the servers file (--config) with its status,
     /// era and tool count, connecting to all of them at once.
     Servers,
+    /// Authorize with the server of --url (OAuth): prints the URL to open,
+    /// waits for the browser's redirect on a loopback port, and stores the
+    /// tokens, which later --url commands use.
+    Login,
+    /// Forget the stored tokens of the server of --url.
+    Logout,
 }
 
 /// `mcp tools …`.

@@ -190,24 +190,34 @@ pub(crate) async fn connect(
             (name, connector)
         }
         Server::Http(url) => {
-            let mut http = HttpTransportBuilder::new(url.clone());
-            for (name, value) in &cli.server.header {
-                let name = HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|e| Failure::usage(format!("--header {name:?}: {e}")))?;
-                let value = HeaderValue::from_str(value)
-                    .map_err(|e| Failure::usage(format!("--header {name}: {e}")))?;
-                http = http.header(name, value);
-            }
-            if let Some(recorder) = recorder {
-                recorder.connection_headers(
-                    cli.server
-                        .header
-                        .iter()
-                        .map(|(n, v)| (n.as_str(), v.as_str())),
-                );
-                http = http.header_provider(Arc::new(RecordingHeaders::new(recorder.clone())));
-            }
-            (url, Arc::new(http))
+            let http = http(cli, &url)?;
+            let oauth = crate::auth::stored(&url, &http)?;
+            let provider: Arc<dyn mcp_client::http::HeaderProvider> = Arc::new(oauth.clone());
+            let http = match recorder {
+                Some(recorder) => {
+                    recorder.connection_headers(
+                        cli.server
+                            .header
+                            .iter()
+                            .map(|(n, v)| (n.as_str(), v.as_str())),
+                    );
+                    let recording = RecordingHeaders::new(recorder.clone()).wrapping(provider);
+                    http.header_provider(Arc::new(recording))
+                }
+                None => http.header_provider(provider),
+            };
+            let connector: Arc<dyn Connector> = match recorder {
+                Some(recorder) => Arc::new(recorder.connector(http)),
+                None => Arc::new(http),
+            };
+            let connected = builder
+                .server_name(url)
+                .connect(move |handlers| connector.connect(handlers))
+                .await;
+            return connected.map_err(|e| match oauth.last_error() {
+                Some(why) => Failure::connecting(e).hint(why),
+                None => Failure::connecting(e),
+            });
         }
     };
     let connector = match recorder {
@@ -219,6 +229,19 @@ pub(crate) async fn connect(
         .connect(connector)
         .await
         .map_err(Failure::connecting)
+}
+
+/// The HTTP transport for `url` with the --header values.
+pub(crate) fn http(cli: &Cli, url: &str) -> Outcome<HttpTransportBuilder> {
+    let mut http = HttpTransportBuilder::new(url);
+    for (name, value) in &cli.server.header {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| Failure::usage(format!("--header {name:?}: {e}")))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|e| Failure::usage(format!("--header {name}: {e}")))?;
+        http = http.header(name, value);
+    }
+    Ok(http)
 }
 
 /// The sampling answer of `--sampling-echo`: the last message's text.

@@ -79,6 +79,7 @@ use std::process::ExitCode;
 use mcp_client::transport::CancellationToken;
 
 mod args;
+mod auth;
 mod commands;
 mod connect;
 mod exit;
@@ -138,6 +139,17 @@ async fn run(cli: Cli) -> Outcome {
         };
     }
     let server = connect::Server::from_cli(&cli)?;
+    if let Some(command @ (args::Command::Login | args::Command::Logout)) = &cli.command {
+        let connect::Server::Http(url) = &server else {
+            return Err(Failure::usage("login and logout need --url"));
+        };
+        let http = connect::http(&cli, url)?;
+        let done = match command {
+            args::Command::Login => auth::login(url, http).await,
+            _ => auth::logout(url, http).await,
+        };
+        return done;
+    }
     let builder = connect::builder(&cli, &progress, std::io::stdin().is_terminal())?;
     let recorder = record::recorder(&cli)?;
     let path = cli.server.record.clone();

@@ -49,6 +49,11 @@ impl Run {
         })
     }
 
+    /// A string field of the context.
+    pub(crate) fn context_str(&self, field: &str) -> Option<&str> {
+        self.context.as_ref()?.get(field)?.as_str()
+    }
+
     /// The context's `toolCalls`: `(name, arguments)` pairs, in order.
     pub(crate) fn tool_calls(&self) -> Vec<(String, Map<String, Value>)> {
         let calls = self

@@ -21,6 +21,7 @@
 //! `MCP_LOG` (an env-filter, e.g. `debug`) turns on the library's logs on
 //! stderr, which the suite saves per scenario.
 
+mod auth;
 mod context;
 mod scenarios;
 

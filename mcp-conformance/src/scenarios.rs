@@ -7,6 +7,7 @@ use mcp_client::protocol::Era;
 use mcp_client::protocol::types::{CallToolRequestParams, ElicitResult};
 use mcp_client::{CallOptions, Client, ClientBuilder, EraMode, HttpTransportBuilder};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 use crate::context::Run;
 
@@ -15,9 +16,17 @@ type Flow = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 /// Connects, runs the scenario's flow, and closes.
 pub(crate) async fn run(run: &Run) -> Flow {
-    let client = builder(run)
-        .connect(HttpTransportBuilder::new(run.url.clone()))
-        .await?;
+    let mut transport = HttpTransportBuilder::new(run.url.clone());
+    let oauth = crate::auth::provider(run, &transport.http_service()?)?;
+    if let Some(oauth) = &oauth {
+        transport = transport.header_provider(Arc::new(oauth.clone()));
+    }
+    let client = builder(run).connect(transport).await;
+    let client = match (client, &oauth) {
+        (Ok(client), _) => client,
+        (Err(e), Some(oauth)) => return Err(with_auth_error(e.into(), oauth)),
+        (Err(e), None) => return Err(e.into()),
+    };
     eprintln!(
         "mcp-conformance-client: connected, {} era, protocol {}",
         client.era(),
@@ -25,7 +34,22 @@ pub(crate) async fn run(run: &Run) -> Flow {
     );
     let outcome = flow(run, &client).await;
     client.close().await;
-    outcome
+    match (outcome, &oauth) {
+        (Err(e), Some(oauth)) => Err(with_auth_error(e, oauth)),
+        (outcome, _) => outcome,
+    }
+}
+
+/// The error, with why authorization failed when it did (the transport
+/// only reports the server's 401 or 403).
+fn with_auth_error(
+    e: Box<dyn std::error::Error + Send + Sync>,
+    oauth: &mcp_auth::OAuthProvider,
+) -> Box<dyn std::error::Error + Send + Sync> {
+    match oauth.last_error() {
+        Some(auth) => format!("{e} ({auth})").into(),
+        None => e,
+    }
 }
 
 /// The client as a user who knows the server's revision would set it up:
@@ -95,7 +119,7 @@ async fn flow(run: &Run, client: &Client) -> Flow {
             arguments.insert("schema".into(), Value::Object(focal.input_schema.clone()));
             call(client, "json_schema_echo", arguments).await?;
         }
-        // auth/...: the basic flow (authorization is not in the library yet),
+        // auth/...: the basic flow (authorization is the provider's part),
         // and the same for any scenario this binary does not know.
         _ => {
             client.list_all_tools().await?;

@@ -288,6 +288,24 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// The HTTP client the transport sends through: the one given to
+    /// [`service`](Self::service), else the default client with this
+    /// builder's connect, keepalive, TLS and proxy settings. Other requests
+    /// to the same servers (an authorization flow's) can go through it, so
+    /// that there is one HTTP stack. Fails like [`build`](Self::build) for
+    /// a root certificate rustls refuses.
+    pub fn http_service(&self) -> Result<HttpService, TransportError> {
+        match &self.service {
+            Some(s) => Ok(s.clone()),
+            None => default_service(&ClientSettings {
+                connect_timeout: self.connect_timeout,
+                tcp_keepalive: self.tcp_keepalive,
+                tls: self.tls.clone(),
+                proxy: self.proxy.clone(),
+            }),
+        }
+    }
+
     /// Builds the transport. Must be called inside a tokio runtime. Fails
     /// with [`TransportError::Unreachable`] for a URL that is not `http` or
     /// `https` with a host, or a root certificate rustls refuses.
@@ -302,15 +320,7 @@ impl HttpTransportBuilder {
         .ok_or_else(|| TransportError::Unreachable {
             cause: format!("{:?} is not an http or https URL with a host", self.url),
         })?;
-        let service = match &self.service {
-            Some(s) => s.clone(),
-            None => default_service(&ClientSettings {
-                connect_timeout: self.connect_timeout,
-                tcp_keepalive: self.tcp_keepalive,
-                tls: self.tls.clone(),
-                proxy: self.proxy.clone(),
-            })?,
-        };
+        let service = self.http_service()?;
         let transport = HttpTransport::start(
             Config {
                 url,

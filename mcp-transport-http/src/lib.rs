@@ -106,7 +106,7 @@ pub use proxy::ProxyConfig;
 pub use record::RecordingHeaders;
 pub use service::{BoxError, HttpService, RequestBody, ResponseBody};
 pub use transport::{
-    ACCEPT_BOTH, HeaderProvider, HttpTransport, METHOD_HEADER, NAME_HEADER,
+    ACCEPT_BOTH, AuthChallenge, HeaderProvider, HttpTransport, METHOD_HEADER, NAME_HEADER,
     PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER,
 };
 

@@ -83,6 +83,15 @@ impl HeaderProvider for RecordingHeaders {
             Ok(added)
         })
     }
+
+    // A wrapped provider (OAuth, say) still answers the server's
+    // challenges: recording must not change what is sent.
+    fn on_challenge(&self, challenge: &crate::AuthChallenge) -> BoxFuture<'static, bool> {
+        match &self.inner {
+            Some(inner) => inner.on_challenge(challenge),
+            None => Box::pin(async { false }),
+        }
+    }
 }
 
 impl std::fmt::Debug for RecordingHeaders {

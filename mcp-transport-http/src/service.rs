@@ -166,8 +166,9 @@ impl HttpService {
         }
     }
 
-    /// Sends one request.
-    pub(crate) fn call(
+    /// Sends one request as it is: no redirect is followed and no header
+    /// is added, so a caller that sends credentials decides where they go.
+    pub fn call(
         &self,
         request: http::Request<RequestBody>,
     ) -> futures::future::BoxFuture<'static, Result<http::Response<ResponseBody>, BoxError>> {

@@ -122,6 +122,32 @@ pub trait HeaderProvider: Send + Sync + 'static {
         &self,
         request: &http::request::Parts,
     ) -> BoxFuture<'static, Result<HeaderMap, BoxError>>;
+
+    /// Called when the server answers a request with 401 or 403, before
+    /// the transport gives up with [`TransportError::AuthorizationRequired`].
+    /// Answering `true` (after refreshing a token, say) sends the same
+    /// request once more, with fresh [`headers`](Self::headers); a second
+    /// 401 or 403 to that is the request's outcome. The default answers
+    /// `false`: the challenge goes to the caller.
+    fn on_challenge(&self, challenge: &AuthChallenge) -> BoxFuture<'static, bool> {
+        let _ = challenge;
+        Box::pin(async { false })
+    }
+}
+
+/// A 401 or 403 answer, as [`HeaderProvider::on_challenge`] sees it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct AuthChallenge {
+    /// 401 or 403.
+    pub status: u16,
+    /// The `WWW-Authenticate` header, if any (the first one).
+    pub www_authenticate: Option<String>,
+    /// The request's method.
+    pub method: Method,
+    /// The URL the request went to (the server's own origin: redirects to
+    /// another are never followed).
+    pub uri: Uri,
 }
 
 /// Everything fixed when the transport is built.
@@ -542,6 +568,7 @@ impl Shared {
     ) -> Result<http::Response<ResponseBody>, TransportError> {
         let mut uri = url;
         let mut hops = 0;
+        let mut challenged = false;
         loop {
             let body = match taken.take() {
                 Some(t) => RequestBody::signalling(body.clone(), t),
@@ -586,6 +613,27 @@ impl Shared {
                 .await
                 .map_err(|e| classify(&e))?;
             let status = response.status();
+            if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
+                && !challenged
+                && let Some(provider) = &self.config.provider
+            {
+                challenged = true;
+                let challenge = AuthChallenge {
+                    status: status.as_u16(),
+                    www_authenticate: response
+                        .headers()
+                        .get(WWW_AUTHENTICATE)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned),
+                    method: method.clone(),
+                    uri: uri.clone(),
+                };
+                if provider.on_challenge(&challenge).await {
+                    tracing::debug!(status = status.as_u16(), "sending again after a challenge");
+                    continue;
+                }
+                return Ok(response);
+            }
             if !status.is_redirection() {
                 return Ok(response);
             }

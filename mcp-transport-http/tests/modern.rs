@@ -533,3 +533,100 @@ async fn measure_round_trips() {
         transport.close().await;
     }
 }
+
+/// A provider that answers a challenge gets the request sent once more
+/// with fresh headers; a second refusal is the outcome, and a provider
+/// without the hook leaves the challenge to the caller.
+#[tokio::test]
+async fn a_challenge_answered_by_the_provider_is_sent_once_more() {
+    use futures::future::BoxFuture;
+    use mcp_transport_http::AuthChallenge;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Default)]
+    struct Refreshing {
+        token: AtomicU32,
+        challenges: Mutex<Vec<(u16, Option<String>)>>,
+    }
+    impl mcp_transport_http::HeaderProvider for Refreshing {
+        fn headers(
+            &self,
+            _request: &http::request::Parts,
+        ) -> BoxFuture<'static, Result<http::HeaderMap, mcp_transport_http::BoxError>> {
+            let n = self.token.load(Ordering::SeqCst);
+            let mut headers = http::HeaderMap::new();
+            headers.insert(
+                http::header::AUTHORIZATION,
+                format!("Bearer t{n}").parse().unwrap(),
+            );
+            Box::pin(async move { Ok(headers) })
+        }
+        fn on_challenge(&self, challenge: &AuthChallenge) -> BoxFuture<'static, bool> {
+            self.challenges
+                .lock()
+                .unwrap()
+                .push((challenge.status, challenge.www_authenticate.clone()));
+            self.token.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async { true })
+        }
+    }
+
+    // Token t1 is good for everything; t0 and t2 are refused.
+    let server = TestServer::start(|seen| async move {
+        match seen.header("authorization") {
+            Some("Bearer t1") => result(&seen, json!({})),
+            _ => http::Response::builder()
+                .status(401)
+                .header("www-authenticate", r#"Bearer error="invalid_token""#)
+                .body(common::full(""))
+                .unwrap(),
+        }
+    })
+    .await;
+    let provider = Arc::new(Refreshing::default());
+    let transport = HttpTransportBuilder::new(server.url())
+        .header_provider(provider.clone())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let first = tokio::time::timeout(
+        Duration::from_secs(5),
+        transport.request(modern(1, "tools/list", json!({})), RequestOptions::new()),
+    )
+    .await
+    .unwrap();
+    assert!(first.is_ok(), "{first:?}");
+    // Now t1 goes, and the server is told to refuse it: one more round
+    // with t2, refused too, is the request's outcome.
+    provider.token.store(2, Ordering::SeqCst);
+    let second = tokio::time::timeout(
+        Duration::from_secs(5),
+        transport.request(modern(2, "tools/list", json!({})), RequestOptions::new()),
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(
+            second,
+            Err(TransportError::AuthorizationRequired { status: 401, .. })
+        ),
+        "{second:?}"
+    );
+    let challenges = provider.challenges.lock().unwrap().clone();
+    assert_eq!(
+        challenges.len(),
+        2,
+        "one challenge per request: {challenges:?}"
+    );
+    assert_eq!(
+        challenges[0],
+        (401, Some(r#"Bearer error="invalid_token""#.to_owned()))
+    );
+    let auth: Vec<String> = server
+        .seen()
+        .iter()
+        .map(|s| s.header("authorization").unwrap().to_owned())
+        .collect();
+    assert_eq!(auth, ["Bearer t0", "Bearer t1", "Bearer t2", "Bearer t3"]);
+    transport.close().await;
+}

@@ -282,8 +282,9 @@ fn package() -> Result {
     )
 }
 
-/// The layering rules: `mcp-protocol` does no I/O and needs no runtime, and
-/// `mcp-client` depends on no concrete transport.
+/// The layering rules: `mcp-protocol` does no I/O and needs no runtime,
+/// `mcp-client` depends on no concrete transport, and `mcp-auth` brings no
+/// HTTP client of its own (it sends through the transport's).
 fn deps() -> Result {
     eprintln!("\n==> dependency rules");
     let tree = output(
@@ -311,6 +312,26 @@ fn deps() -> Result {
         if forbidden.contains(&name) {
             return Err(format!(
                 "mcp-protocol must stay free of I/O and runtimes, but depends on {name}"
+            ));
+        }
+    }
+    let auth = output(
+        "cargo",
+        &[
+            "tree",
+            "-p",
+            "mcp-steady-auth",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ],
+    )?;
+    for line in auth.lines() {
+        let name = line.split_whitespace().next().unwrap_or_default();
+        if ["reqwest", "ureq", "curl", "isahc", "surf"].contains(&name) {
+            return Err(format!(
+                "mcp-auth must send through the transport's HTTP client, but depends on {name}"
             ));
         }
     }

@@ -69,5 +69,8 @@ pub(crate) async fn run(ctx: &Ctx, command: Option<Command>) -> Outcome {
         Command::Servers => Err(crate::exit::Failure::usage(
             "`mcp servers` connects to a servers file's servers itself",
         )),
+        Command::Login | Command::Logout => Err(crate::exit::Failure::usage(
+            "`mcp login` and `mcp logout` run before connecting",
+        )),
     }
 }

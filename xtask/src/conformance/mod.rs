@@ -21,8 +21,8 @@
 //! Every leg gates, under the suite's own baseline rule: a scenario with a
 //! FAILURE or WARNING that the expected failures do not list fails the run,
 //! and so does a listed one that now passes. The expected failures may list
-//! only `auth/…` scenarios (authorization is not in the library yet), and
-//! this task refuses the file otherwise. `--suite all` gates too, not only
+//! only `auth/…` scenarios (the authorization extensions mcp-auth does not
+//! do yet), and this task refuses the file otherwise. `--suite all` gates too, not only
 //! reports: its extra scenarios (the 2025-03-26 leg, the unscored schema
 //! preservation one) test what the library claims to do, and they pass.
 //! The suite runs its scenarios at once, so one that fails unexpectedly is

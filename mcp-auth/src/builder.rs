@@ -1,0 +1,150 @@
+//! Setting up an [`OAuthProvider`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_transport_http::HttpService;
+
+use crate::client::{ClientProfile, PreRegistered};
+use crate::fetch::{Fetcher, origin};
+use crate::provider::{Inner, OAuthProvider};
+use crate::store::{MemoryStore, TokenStore};
+use crate::{AuthError, Authorizer};
+
+/// Builds an [`OAuthProvider`].
+#[derive(Debug)]
+pub struct OAuthProviderBuilder {
+    store: Arc<dyn TokenStore>,
+    mcp_url: String,
+    redirect_uri: String,
+    client_name: String,
+    metadata_url: Option<String>,
+    pre_registered: Option<PreRegistered>,
+    authorizer: Option<Arc<dyn Authorizer>>,
+    client_credentials: bool,
+    timeout: Duration,
+    insecure_http: bool,
+}
+
+impl std::fmt::Debug for dyn TokenStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenStore")
+    }
+}
+
+impl OAuthProviderBuilder {
+    pub(crate) fn new(mcp_url: String) -> Self {
+        OAuthProviderBuilder {
+            store: Arc::new(MemoryStore::default()),
+            mcp_url,
+            redirect_uri: "http://127.0.0.1/callback".into(),
+            client_name: "mcp-steady".into(),
+            metadata_url: None,
+            pre_registered: None,
+            authorizer: None,
+            client_credentials: false,
+            timeout: crate::DEFAULT_TIMEOUT,
+            insecure_http: false,
+        }
+    }
+
+    /// Where authorizations are kept (default: in memory). With a
+    /// [`FileStore`](crate::FileStore), a later run starts with the tokens
+    /// of an earlier one.
+    pub fn store(mut self, store: impl TokenStore) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// Where the authorization server sends the person back (default
+    /// `http://127.0.0.1/callback`); it goes in the registration too.
+    pub fn redirect_uri(mut self, uri: impl Into<String>) -> Self {
+        self.redirect_uri = uri.into();
+        self
+    }
+
+    /// The `client_name` of a dynamic registration (default `mcp-steady`).
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// The https URL of this client's ID metadata document, used as its
+    /// `client_id` where the server supports them.
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.metadata_url = Some(url.into());
+        self
+    }
+
+    /// Credentials registered beforehand, used before anything else.
+    pub fn pre_registered(mut self, credentials: PreRegistered) -> Self {
+        self.pre_registered = Some(credentials);
+        self
+    }
+
+    /// The person's part of the authorization code flow.
+    pub fn authorizer(mut self, authorizer: impl Authorizer) -> Self {
+        self.authorizer = Some(Arc::new(authorizer));
+        self
+    }
+
+    /// Uses the client credentials grant with `credentials` (a secret or a
+    /// private key) instead of the authorization code flow.
+    pub fn client_credentials(mut self, credentials: PreRegistered) -> Self {
+        self.pre_registered = Some(credentials);
+        self.client_credentials = true;
+        self
+    }
+
+    /// The bound on each request of the flow (default
+    /// [`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT)).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Allows `http` URLs from servers on any host, not only on loopback.
+    /// For test setups only: tokens and codes then travel in clear.
+    pub fn allow_insecure_http(mut self, allow: bool) -> Self {
+        self.insecure_http = allow;
+        self
+    }
+
+    /// Builds the provider, sending the flow's requests through `service`
+    /// (the transport's:
+    /// [`HttpTransportBuilder::http_service`](mcp_transport_http::HttpTransportBuilder::http_service)).
+    pub fn build(self, service: HttpService) -> Result<OAuthProvider, AuthError> {
+        let origin = origin(&self.mcp_url)
+            .ok_or_else(|| AuthError::Config(format!("{:?} is not a URL", self.mcp_url)))?;
+        if !self.client_credentials && self.authorizer.is_none() {
+            return Err(AuthError::Config(
+                "the authorization code flow needs an authorizer".into(),
+            ));
+        }
+        Ok(OAuthProvider {
+            inner: Arc::new(Inner {
+                mcp_url: self.mcp_url,
+                origin,
+                fetcher: Fetcher {
+                    service,
+                    timeout: self.timeout,
+                    insecure_http: self.insecure_http,
+                },
+                profile: ClientProfile {
+                    client_name: self.client_name,
+                    redirect_uri: self.redirect_uri,
+                    metadata_url: self.metadata_url,
+                    pre_registered: self.pre_registered,
+                },
+                authorizer: if self.client_credentials {
+                    None
+                } else {
+                    self.authorizer
+                },
+                store: self.store,
+                state: tokio::sync::Mutex::new(Default::default()),
+                last_error: std::sync::Mutex::new(None),
+            }),
+        })
+    }
+}

@@ -1,0 +1,276 @@
+//! Client identity: pre-registered credentials, a client ID metadata
+//! document, or dynamic client registration (RFC 7591), in that order.
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::fetch::Fetcher;
+use crate::metadata::ServerMetadata;
+use crate::secret::Secret;
+use crate::{AuthError, PrivateKey};
+
+/// How the client authenticates at the token endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AuthMethod {
+    /// `client_secret_basic`: the id and secret in an `Authorization: Basic` header.
+    SecretBasic,
+    /// `client_secret_post`: the id and secret in the form body.
+    SecretPost,
+    /// `private_key_jwt` (RFC 7523): a signed assertion in the form body.
+    PrivateKeyJwt,
+    /// `none`: a public client; only its id in the body.
+    None,
+}
+
+impl AuthMethod {
+    /// The RFC 7591 name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AuthMethod::SecretBasic => "client_secret_basic",
+            AuthMethod::SecretPost => "client_secret_post",
+            AuthMethod::PrivateKeyJwt => "private_key_jwt",
+            AuthMethod::None => "none",
+        }
+    }
+
+    pub(crate) fn from_name(name: &str) -> Option<AuthMethod> {
+        Some(match name {
+            "client_secret_basic" => AuthMethod::SecretBasic,
+            "client_secret_post" => AuthMethod::SecretPost,
+            "private_key_jwt" => AuthMethod::PrivateKeyJwt,
+            "none" => AuthMethod::None,
+            _ => return None,
+        })
+    }
+}
+
+/// Credentials registered with an authorization server beforehand.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PreRegistered {
+    /// The client id.
+    pub client_id: String,
+    /// The secret, for a confidential client.
+    pub client_secret: Option<Secret>,
+    /// The private key, for `private_key_jwt`.
+    pub private_key: Option<PrivateKey>,
+    /// The issuer they belong to; `None`: any (they are then offered to
+    /// whichever authorization server the resource names).
+    pub issuer: Option<String>,
+}
+
+impl PreRegistered {
+    /// A client id with an optional secret, for any issuer.
+    pub fn new(client_id: impl Into<String>, client_secret: Option<String>) -> Self {
+        PreRegistered {
+            client_id: client_id.into(),
+            client_secret: client_secret.map(Secret::new),
+            private_key: None,
+            issuer: None,
+        }
+    }
+
+    /// Binds the credentials to one issuer.
+    pub fn for_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// Authenticates with `key` (`private_key_jwt`) instead of a secret.
+    pub fn with_private_key(mut self, key: PrivateKey) -> Self {
+        self.private_key = Some(key);
+        self
+    }
+}
+
+/// A client as one authorization server knows it: what every token
+/// request of that issuer, refresh included, authenticates with.
+#[derive(Clone, Debug)]
+pub(crate) struct Registration {
+    pub(crate) issuer: String,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: Option<Secret>,
+    pub(crate) private_key: Option<PrivateKey>,
+    pub(crate) method: AuthMethod,
+}
+
+/// What the client says about itself when it registers.
+#[derive(Clone, Debug)]
+pub(crate) struct ClientProfile {
+    pub(crate) client_name: String,
+    pub(crate) redirect_uri: String,
+    pub(crate) metadata_url: Option<String>,
+    pub(crate) pre_registered: Option<PreRegistered>,
+}
+
+/// The method to use: the registered one if the server allows it, else
+/// the best the server lists for what the client holds.
+pub(crate) fn choose_method(
+    registered: Option<&str>,
+    supported: Option<&[String]>,
+    has_secret: bool,
+    has_key: bool,
+) -> AuthMethod {
+    let allowed = |m: &str| supported.is_none_or(|s| s.iter().any(|x| x == m));
+    if let Some(m) = registered
+        .filter(|m| allowed(m))
+        .and_then(AuthMethod::from_name)
+    {
+        return m;
+    }
+    // RFC 8414 §2: absent, the server takes client_secret_basic.
+    let supported: Vec<String> = supported.map_or_else(
+        || vec!["client_secret_basic".to_owned()],
+        <[String]>::to_vec,
+    );
+    let has = |m: &str| supported.iter().any(|x| x == m);
+    if has_key && has("private_key_jwt") {
+        AuthMethod::PrivateKeyJwt
+    } else if has_secret && has("client_secret_basic") {
+        AuthMethod::SecretBasic
+    } else if has_secret && has("client_secret_post") {
+        AuthMethod::SecretPost
+    } else if has_secret && !has("none") {
+        AuthMethod::SecretBasic
+    } else {
+        AuthMethod::None
+    }
+}
+
+#[derive(Deserialize)]
+struct RegistrationResponse {
+    client_id: String,
+    #[serde(default)]
+    client_secret: Option<String>,
+    #[serde(default)]
+    token_endpoint_auth_method: Option<String>,
+}
+
+/// The client's identity at the server `metadata` describes.
+pub(crate) async fn identify(
+    fetcher: &Fetcher,
+    profile: &ClientProfile,
+    metadata: &ServerMetadata,
+) -> Result<Registration, AuthError> {
+    let supported = metadata.token_endpoint_auth_methods_supported.as_deref();
+    if let Some(pre) = &profile.pre_registered
+        && pre.issuer.as_deref().is_none_or(|i| i == metadata.issuer)
+    {
+        let method = choose_method(
+            None,
+            supported,
+            pre.client_secret.is_some(),
+            pre.private_key.is_some(),
+        );
+        return Ok(Registration {
+            issuer: metadata.issuer.clone(),
+            client_id: pre.client_id.clone(),
+            client_secret: pre.client_secret.clone(),
+            private_key: pre.private_key.clone(),
+            method,
+        });
+    }
+    if let Some(url) = &profile.metadata_url
+        && metadata.client_id_metadata_document_supported
+    {
+        tracing::debug!(client_id = %url, "client ID metadata document");
+        return Ok(Registration {
+            issuer: metadata.issuer.clone(),
+            client_id: url.clone(),
+            client_secret: None,
+            private_key: None,
+            method: AuthMethod::None,
+        });
+    }
+    let Some(endpoint) = &metadata.registration_endpoint else {
+        return Err(AuthError::Refused(format!(
+            "no client identity for {}: no pre-registered credentials, no client ID metadata document, no registration endpoint",
+            metadata.issuer
+        )));
+    };
+    let wanted = choose_method(None, supported, true, false);
+    let body = json!({
+        "client_name": profile.client_name,
+        "redirect_uris": [profile.redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": wanted.as_str(),
+        "application_type": application_type(&profile.redirect_uri),
+    });
+    let answer = fetcher.post_json(endpoint, &body).await?;
+    if !answer.status.is_success() {
+        return Err(AuthError::Protocol(format!(
+            "registration at {endpoint} answered {}",
+            answer.status
+        )));
+    }
+    let registered: RegistrationResponse = answer.json("the registration response")?;
+    let secret = registered
+        .client_secret
+        .filter(|s| !s.is_empty())
+        .map(Secret::new);
+    let method = choose_method(
+        registered.token_endpoint_auth_method.as_deref(),
+        supported,
+        secret.is_some(),
+        false,
+    );
+    tracing::debug!(issuer = %metadata.issuer, method = method.as_str(), "registered");
+    Ok(Registration {
+        issuer: metadata.issuer.clone(),
+        client_id: registered.client_id,
+        client_secret: secret,
+        private_key: None,
+        method,
+    })
+}
+
+/// `native` for a client whose redirect is on loopback or a custom
+/// scheme (desktop, CLI), `web` for one hosted at an https URL.
+fn application_type(redirect_uri: &str) -> &'static str {
+    match url::Url::parse(redirect_uri) {
+        Ok(u) if u.scheme() == "https" && !crate::fetch::is_loopback(&u) => "web",
+        _ => "native",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_method_follows_the_registration_then_the_server() {
+        let basic_post = list(&["client_secret_basic", "client_secret_post"]);
+        assert_eq!(
+            choose_method(Some("client_secret_post"), Some(&basic_post), true, false),
+            AuthMethod::SecretPost
+        );
+        assert_eq!(
+            choose_method(None, Some(&basic_post), true, false),
+            AuthMethod::SecretBasic
+        );
+        assert_eq!(
+            choose_method(None, Some(&list(&["none"])), false, false),
+            AuthMethod::None
+        );
+        assert_eq!(
+            choose_method(None, None, true, false),
+            AuthMethod::SecretBasic
+        );
+        assert_eq!(
+            choose_method(None, Some(&list(&["private_key_jwt"])), false, true),
+            AuthMethod::PrivateKeyJwt
+        );
+    }
+
+    #[test]
+    fn application_type_by_redirect() {
+        assert_eq!(application_type("http://127.0.0.1:9/cb"), "native");
+        assert_eq!(application_type("https://app.example.com/cb"), "web");
+    }
+}

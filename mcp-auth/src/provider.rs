@@ -1,0 +1,404 @@
+//! The header provider: tokens on requests to the MCP server's origin,
+//! and the answers to its challenges.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
+use mcp_transport_http::{AuthChallenge, BoxError, HeaderProvider};
+use tokio::sync::Mutex;
+
+use crate::builder::OAuthProviderBuilder;
+use crate::challenge::BearerChallenge;
+use crate::client::{ClientProfile, Registration, identify};
+use crate::fetch::{Fetcher, origin};
+use crate::flow::{CodeRequest, authorization_code, client_credentials, refresh};
+use crate::metadata::{fetch_resource_metadata, fetch_server_metadata, legacy_server_metadata};
+use crate::session::Session;
+use crate::store::TokenStore;
+use crate::{AuthError, Authorizer};
+
+/// OAuth for one MCP server: hand it to
+/// [`HttpTransportBuilder::header_provider`](mcp_transport_http::HttpTransportBuilder::header_provider).
+/// See the crate docs for what it does.
+#[derive(Clone)]
+pub struct OAuthProvider {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) mcp_url: String,
+    pub(crate) origin: String,
+    pub(crate) fetcher: Fetcher,
+    pub(crate) profile: ClientProfile,
+    /// `None`: the client credentials grant.
+    pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
+    pub(crate) store: Arc<dyn TokenStore>,
+    pub(crate) state: Mutex<State>,
+    pub(crate) last_error: std::sync::Mutex<Option<String>>,
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    /// Whether the store was read (on first use).
+    loaded: bool,
+    session: Option<Session>,
+    /// Registrations by issuer: never presented to another.
+    registrations: HashMap<String, Registration>,
+    /// The scopes of the last authorization request.
+    requested: Vec<String>,
+}
+
+impl std::fmt::Debug for dyn Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authorizer")
+    }
+}
+
+impl OAuthProvider {
+    /// Starts a provider for the MCP server at `mcp_url` (the URL the
+    /// transport is given).
+    pub fn builder(mcp_url: impl Into<String>) -> OAuthProviderBuilder {
+        OAuthProviderBuilder::new(mcp_url.into())
+    }
+
+    /// Whether it holds an access token.
+    pub async fn is_authorized(&self) -> bool {
+        self.inner.lock_state().await.session.is_some()
+    }
+
+    /// Forgets the tokens (not the registrations): the next challenge
+    /// runs the flow again.
+    pub async fn logout(&self) {
+        self.inner.lock_state().await.session = None;
+        self.inner.store.remove(&self.inner.mcp_url);
+    }
+
+    /// Why the last authorization failed, if it did (the transport only
+    /// reports the server's 401 or 403).
+    pub fn last_error(&self) -> Option<String> {
+        self.inner.last_error.lock().ok().and_then(|e| e.clone())
+    }
+
+    /// Runs the flow now, as a 401 without a challenge would.
+    pub async fn authorize(&self) -> Result<(), AuthError> {
+        let mut state = self.inner.lock_state().await;
+        self.inner
+            .authorize(&mut state, &BearerChallenge::default(), None)
+            .await
+    }
+}
+
+impl Inner {
+    /// The state, read from the store on first use.
+    async fn lock_state(&self) -> tokio::sync::MutexGuard<'_, State> {
+        let mut state = self.state.lock().await;
+        if !state.loaded {
+            state.loaded = true;
+            if let Some(record) = self.store.load(&self.mcp_url) {
+                let session = Session::from_stored(record, &self.profile);
+                state.registrations.insert(
+                    session.registration.issuer.clone(),
+                    session.registration.clone(),
+                );
+                state.session = Some(session);
+                tracing::debug!("authorization read from the store");
+            }
+        }
+        state
+    }
+
+    /// Keeps the session in the store, or forgets it there.
+    fn persist(&self, state: &State) {
+        match &state.session {
+            Some(session) => self.store.save(&self.mcp_url, &session.to_stored()),
+            None => self.store.remove(&self.mcp_url),
+        }
+    }
+
+    /// Discovery, identity and a grant; the new session replaces the old.
+    async fn authorize(
+        &self,
+        state: &mut State,
+        challenge: &BearerChallenge,
+        scopes: Option<Vec<String>>,
+    ) -> Result<(), AuthError> {
+        let prm = fetch_resource_metadata(
+            &self.fetcher,
+            &self.mcp_url,
+            challenge.resource_metadata.as_deref(),
+        )
+        .await?;
+        let (metadata, resource, strict) = match &prm {
+            Some(prm) => {
+                let issuer = prm.authorization_servers.first().ok_or_else(|| {
+                    AuthError::Protocol(
+                        "the resource metadata names no authorization server".into(),
+                    )
+                })?;
+                self.fetcher.check_url(issuer)?;
+                let metadata = fetch_server_metadata(&self.fetcher, issuer)
+                    .await?
+                    .ok_or_else(|| {
+                        AuthError::Protocol(format!(
+                            "{issuer} serves no authorization server metadata"
+                        ))
+                    })?;
+                (metadata, Some(prm.resource.clone()), true)
+            }
+            None => (
+                legacy_server_metadata(&self.fetcher, &self.mcp_url).await?,
+                None,
+                false,
+            ),
+        };
+        let mut scopes = scopes.unwrap_or_else(|| {
+            if !challenge.scope.is_empty() {
+                challenge.scope.clone()
+            } else {
+                prm.as_ref()
+                    .and_then(|p| p.scopes_supported.clone())
+                    .unwrap_or_default()
+            }
+        });
+        let offline = "offline_access";
+        if self.authorizer.is_some()
+            && metadata
+                .scopes_supported
+                .as_ref()
+                .is_some_and(|s| s.iter().any(|x| x == offline))
+            && !scopes.iter().any(|s| s == offline)
+        {
+            scopes.push(offline.to_owned());
+        }
+        let registration = match state.registrations.get(&metadata.issuer) {
+            Some(r) => r.clone(),
+            None => {
+                let r = identify(&self.fetcher, &self.profile, &metadata).await?;
+                state
+                    .registrations
+                    .insert(metadata.issuer.clone(), r.clone());
+                r
+            }
+        };
+        state.requested = scopes.clone();
+        let tokens = match &self.authorizer {
+            Some(authorizer) => {
+                let request = CodeRequest {
+                    metadata: &metadata,
+                    resource: resource.as_deref(),
+                    scopes: &scopes,
+                    redirect_uri: &self.profile.redirect_uri,
+                    require_listed_pkce: strict,
+                };
+                authorization_code(&self.fetcher, authorizer.as_ref(), &registration, request).await
+            }
+            None => {
+                client_credentials(
+                    &self.fetcher,
+                    &registration,
+                    &metadata.token_endpoint,
+                    resource.as_deref(),
+                    &scopes,
+                )
+                .await
+            }
+        };
+        let tokens = tokens.inspect_err(|e| {
+            // A client the server no longer knows registers again next time.
+            if let AuthError::Grant { error, .. } = e
+                && (error == "invalid_client" || error == "unauthorized_client")
+            {
+                state.registrations.remove(&metadata.issuer);
+            }
+        })?;
+        tracing::debug!(issuer = %metadata.issuer, "authorized");
+        state.session = Some(Session {
+            tokens,
+            registration,
+            token_endpoint: metadata.token_endpoint.clone(),
+            resource,
+            obtained: Instant::now(),
+            refreshed_on_challenge: false,
+        });
+        self.persist(state);
+        Ok(())
+    }
+
+    /// Refreshes the session's token; a refused refresh ends the session.
+    async fn refresh(&self, state: &mut State) -> Result<(), AuthError> {
+        let Some(session) = &state.session else {
+            return Err(AuthError::Config("nothing to refresh".into()));
+        };
+        let Some(refresh_token) = session.tokens.refresh.clone() else {
+            return Err(AuthError::Config("no refresh token".into()));
+        };
+        let outcome = refresh(
+            &self.fetcher,
+            &session.registration,
+            &session.token_endpoint,
+            session.resource.as_deref(),
+            &refresh_token,
+            &session.tokens.scopes,
+        )
+        .await;
+        match outcome {
+            Ok(tokens) => {
+                tracing::debug!("refreshed the access token");
+                if let Some(s) = state.session.as_mut() {
+                    s.tokens = tokens;
+                    s.obtained = Instant::now();
+                    s.refreshed_on_challenge = false;
+                }
+                self.persist(state);
+                Ok(())
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "the refresh was refused; the tokens are dropped");
+                if let AuthError::Grant { error, .. } = &e
+                    && (error == "invalid_client" || error == "unauthorized_client")
+                    && let Some(s) = &state.session
+                {
+                    state.registrations.remove(&s.registration.issuer);
+                }
+                state.session = None;
+                self.persist(state);
+                Err(e)
+            }
+        }
+    }
+
+    /// What to do about one challenge; `true`: send again.
+    async fn answer(
+        &self,
+        status: u16,
+        challenge: BearerChallenge,
+        refused_at: Instant,
+    ) -> Result<bool, AuthError> {
+        let mut state = self.lock_state().await;
+        // Someone else got a new token while this request waited: use it.
+        if state
+            .session
+            .as_ref()
+            .is_some_and(|s| s.obtained > refused_at)
+        {
+            return Ok(true);
+        }
+        match status {
+            401 => {
+                // A token refreshed for a 401 and refused again (within a
+                // minute) means the grant is dead: authorize afresh
+                // instead of refreshing at every request.
+                let dead = state.session.as_ref().is_some_and(|s| {
+                    s.refreshed_on_challenge && s.obtained.elapsed() < Duration::from_secs(60)
+                });
+                if !dead
+                    && state
+                        .session
+                        .as_ref()
+                        .is_some_and(|s| s.tokens.refresh.is_some())
+                    && self.refresh(&mut state).await.is_ok()
+                {
+                    if let Some(s) = state.session.as_mut() {
+                        s.refreshed_on_challenge = true;
+                    }
+                    return Ok(true);
+                }
+                self.authorize(&mut state, &challenge, None).await?;
+                Ok(true)
+            }
+            403 if challenge.is_insufficient_scope() => {
+                let granted = state.session.as_ref().map(|s| &s.tokens.scopes);
+                if !challenge.scope.is_empty()
+                    && granted.is_some_and(|g| challenge.scope.iter().all(|s| g.contains(s)))
+                {
+                    // Asking again for what the token has cannot help.
+                    return Ok(false);
+                }
+                let mut union = state.requested.clone();
+                for s in &challenge.scope {
+                    if !union.contains(s) {
+                        union.push(s.clone());
+                    }
+                }
+                tracing::debug!(scopes = ?union, "step-up authorization");
+                self.authorize(&mut state, &challenge, Some(union)).await?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+impl HeaderProvider for OAuthProvider {
+    fn headers(
+        &self,
+        request: &http::request::Parts,
+    ) -> BoxFuture<'static, Result<HeaderMap, BoxError>> {
+        let inner = self.inner.clone();
+        // Only the MCP server's own origin ever sees the token.
+        let same_origin = origin(&request.uri.to_string()).as_deref() == Some(&inner.origin);
+        Box::pin(async move {
+            let mut headers = HeaderMap::new();
+            if !same_origin {
+                return Ok(headers);
+            }
+            let mut state = inner.lock_state().await;
+            let expiring = state.session.as_ref().is_some_and(|s| {
+                s.tokens.refresh.is_some()
+                    && s.tokens.refresh_at.is_some_and(|at| at <= Instant::now())
+            });
+            if expiring {
+                // A failed refresh leaves no token; the 401 that follows
+                // runs the flow.
+                let _ = inner.refresh(&mut state).await;
+            }
+            if let Some(session) = &state.session {
+                let mut value =
+                    HeaderValue::from_str(&format!("Bearer {}", session.tokens.access.expose()))?;
+                value.set_sensitive(true);
+                headers.insert(AUTHORIZATION, value);
+            }
+            Ok(headers)
+        })
+    }
+
+    fn on_challenge(&self, challenge: &AuthChallenge) -> BoxFuture<'static, bool> {
+        let inner = self.inner.clone();
+        let status = challenge.status;
+        let refused_at = Instant::now();
+        let same_origin = origin(&challenge.uri.to_string()).as_deref() == Some(&inner.origin);
+        let parsed = challenge
+            .www_authenticate
+            .as_deref()
+            .map(BearerChallenge::parse)
+            .unwrap_or_default();
+        Box::pin(async move {
+            if !same_origin {
+                return false;
+            }
+            match inner.answer(status, parsed, refused_at).await {
+                Ok(again) => again,
+                Err(e) => {
+                    tracing::warn!(error = %e, "authorization did not go through");
+                    if let Ok(mut last) = inner.last_error.lock() {
+                        *last = Some(e.to_string());
+                    }
+                    false
+                }
+            }
+        })
+    }
+}
+
+impl std::fmt::Debug for OAuthProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthProvider")
+            .field("mcp_url", &self.inner.mcp_url)
+            .field("profile", &self.inner.profile)
+            .field("client_credentials", &self.inner.authorizer.is_none())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,79 @@
+//! `mcp --url URL login` and `logout`, and the stored tokens every later
+//! `--url` command uses.
+//!
+//! Tokens are kept in a JSON file readable by its owner only:
+//! `$MCP_TOKEN_STORE`, else `$XDG_CONFIG_HOME/mcp-steady/tokens.json`, else
+//! `~/.config/mcp-steady/tokens.json`.
+
+use std::path::PathBuf;
+
+use mcp_auth::{FileStore, LoopbackAuthorizer, OAuthProvider};
+use mcp_client::HttpTransportBuilder;
+
+use crate::exit::{Failure, Kind, Outcome};
+
+/// Where the tokens are kept.
+pub(crate) fn store_path() -> Outcome<PathBuf> {
+    if let Some(path) = std::env::var_os("MCP_TOKEN_STORE") {
+        return Ok(PathBuf::from(path));
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .ok_or_else(|| Failure::usage("no place for the token store: set MCP_TOKEN_STORE"))?;
+    Ok(config.join("mcp-steady").join("tokens.json"))
+}
+
+fn auth_failure(e: impl std::fmt::Display) -> Failure {
+    Failure::new(Kind::Connection, format!("authorization: {e}"))
+}
+
+/// The provider a `--url` command uses: the stored tokens, refreshed as
+/// needed; a server that wants a new authorization gets a hint to log in
+/// rather than a browser opened behind a script's back.
+pub(crate) fn stored(url: &str, http: &HttpTransportBuilder) -> Outcome<OAuthProvider> {
+    let service = http.http_service().map_err(auth_failure)?;
+    let login = format!("the server needs authorization: run `mcp --url {url} login` first");
+    let builder = OAuthProvider::builder(url).client_name("mcp-cli");
+    // Without a place for the store, nothing is stored and nothing read.
+    let builder = match store_path() {
+        Ok(path) => builder.store(FileStore::new(path)),
+        Err(_) => builder,
+    };
+    builder
+        .authorizer(move |_url: String| {
+            let login = login.clone();
+            async move { Err::<String, _>(login.into()) }
+        })
+        .build(service)
+        .map_err(auth_failure)
+}
+
+/// `login`: the authorization URL on stderr, the redirect taken on a
+/// loopback port, the tokens stored.
+pub(crate) async fn login(url: &str, http: HttpTransportBuilder) -> Outcome {
+    let service = http.http_service().map_err(auth_failure)?;
+    let authorizer = LoopbackAuthorizer::bind(0)
+        .await
+        .map_err(auth_failure)?
+        .on_url(|url| eprintln!("Open this URL in a browser to authorize:\n{url}"));
+    let oauth = OAuthProvider::builder(url)
+        .client_name("mcp-cli")
+        .redirect_uri(authorizer.redirect_uri())
+        .store(FileStore::new(store_path()?))
+        .authorizer(authorizer)
+        .build(service)
+        .map_err(auth_failure)?;
+    oauth.logout().await;
+    let outcome = oauth.authorize().await;
+    outcome.map_err(auth_failure)?;
+    eprintln!("Logged in to {url}.");
+    Ok(())
+}
+
+/// `logout`: the stored tokens for the server forgotten.
+pub(crate) async fn logout(url: &str, http: HttpTransportBuilder) -> Outcome {
+    stored(url, &http)?.logout().await;
+    eprintln!("Logged out of {url}.");
+    Ok(())
+}
