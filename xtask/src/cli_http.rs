@@ -18,16 +18,8 @@ use crate::interop::{Installed, Paths, ms, os, serve};
 
 /// The parent's side: runs `interop-cli-http` without network.
 pub(crate) fn run(installed: &Installed, mcp: &Path) -> Result {
-    // A copy of this very program: a build in the same target folder may
-    // have replaced the file it was started from since.
-    let me = std::env::temp_dir().join(format!("xtask-interop-{}", std::process::id()));
-    let exe = if Path::new("/proc/self/exe").exists() {
-        PathBuf::from("/proc/self/exe")
-    } else {
-        std::env::current_exe().map_err(|e| format!("where is xtask? {e}"))?
-    };
-    std::fs::copy(&exe, &me)
-        .map_err(|e| format!("copying {} to {}: {e}", exe.display(), me.display()))?;
+    let me = crate::interop::copy_of_self("interop")?;
+    let _cleanup = crate::interop::RemoveOnDrop(me.clone());
     let status = crate::interop::offline_command(&me)
         .arg("interop-cli-http")
         .arg("--mcp")
@@ -38,7 +30,6 @@ pub(crate) fn run(installed: &Installed, mcp: &Path) -> Result {
         .arg(&installed.python)
         .status()
         .map_err(|e| format!("could not start the CLI checks over HTTP: {e}"));
-    let _ = std::fs::remove_file(&me);
     let status = status?;
     if status.success() {
         Ok(())

@@ -44,7 +44,9 @@ mod util;
 
 use install::install;
 pub(crate) use install::{forbid, fresh_dir, stamped, write_stamp};
-pub(crate) use offline::{offline_command, offline_proof, unshare_works};
+pub(crate) use offline::{
+    RemoveOnDrop, copy_of_self, offline_command, offline_proof, unshare_works,
+};
 pub(crate) use util::{hash, ms, os, output_within, path_str, read, run_to_stderr, size_of};
 pub(crate) use util::{target_dir, write};
 

@@ -9,7 +9,8 @@ use crate::Result;
 /// Re-runs an install step (the xtask task `install_task`, given
 /// `--offline`) with no network and fails if it needs any.
 pub(crate) fn offline_proof(install_task: &str) -> Result {
-    let me = std::env::current_exe().map_err(|e| format!("where is xtask? {e}"))?;
+    let me = copy_of_self("offline")?;
+    let _cleanup = RemoveOnDrop(me.clone());
     let mut command = offline_command(&me);
     command.args([install_task, "--offline"]);
     let how = if unshare_works() {
@@ -27,6 +28,30 @@ pub(crate) fn offline_proof(install_task: &str) -> Result {
         Err(format!(
             "the install step is not offline-ready: run again it would need the network ({status})"
         ))
+    }
+}
+
+/// A copy of this very program, to run again as a child: the file it was
+/// started from may have been replaced since (a build of every target
+/// rebuilds xtask), and `/proc/self/exe` still reads the running one.
+pub(crate) fn copy_of_self(tag: &str) -> Result<std::path::PathBuf> {
+    let running = if Path::new("/proc/self/exe").exists() {
+        std::path::PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe().map_err(|e| format!("where is xtask? {e}"))?
+    };
+    let copy = std::env::temp_dir().join(format!("xtask-{tag}-{}", std::process::id()));
+    std::fs::copy(&running, &copy)
+        .map_err(|e| format!("copying {} to {}: {e}", running.display(), copy.display()))?;
+    Ok(copy)
+}
+
+/// Removes a file when dropped.
+pub(crate) struct RemoveOnDrop(pub(crate) std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
 
