@@ -260,6 +260,20 @@ async fn a_400_naming_the_session_is_session_expired_too() {
     transport.close().await;
 }
 
+/// A 2025-11-25 `initialize` answer opening session "s".
+fn initialized(id: &Value) -> http::Response<common::Body> {
+    let mut response = json(
+        200,
+        json!({"jsonrpc": "2.0", "id": id,
+        "result": {"protocolVersion": "2025-11-25", "capabilities": {},
+            "serverInfo": {"name": "x", "version": "1"}}}),
+    );
+    response
+        .headers_mut()
+        .insert("mcp-session-id", "s".parse().unwrap());
+    response
+}
+
 struct Pong;
 
 impl ServerRequestHandler for Pong {
@@ -278,16 +292,7 @@ async fn a_server_request_on_a_stream_is_answered_by_post_then_cancel_is_posted(
         async move {
             let body = seen.json();
             if body["method"] == "initialize" {
-                let mut response = json(
-                    200,
-                    json!({"jsonrpc": "2.0", "id": body["id"],
-                    "result": {"protocolVersion": "2025-11-25", "capabilities": {},
-                        "serverInfo": {"name": "x", "version": "1"}}}),
-                );
-                response
-                    .headers_mut()
-                    .insert("mcp-session-id", "s".parse().unwrap());
-                return response;
+                return initialized(&body["id"]);
             }
             if body.get("result").is_some() {
                 // The client's answer to our ping.
@@ -718,16 +723,7 @@ async fn a_server_request_on_a_stream_pauses_only_its_requests_timer() {
         async move {
             let body = seen.json();
             if body["method"] == "initialize" {
-                let mut response = json(
-                    200,
-                    json!({"jsonrpc": "2.0", "id": body["id"],
-                    "result": {"protocolVersion": "2025-11-25", "capabilities": {},
-                        "serverInfo": {"name": "x", "version": "1"}}}),
-                );
-                response
-                    .headers_mut()
-                    .insert("mcp-session-id", "s".parse().unwrap());
-                return response;
+                return initialized(&body["id"]);
             }
             if body.get("result").is_some() {
                 answered_tx.send_replace(true);
