@@ -151,10 +151,7 @@ async fn without_a_token_the_challenge_names_the_metadata_that_names_the_issuer(
         assert_eq!(meta["issuer"], server.issuer());
         assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));
         assert_eq!(meta["authorization_response_iss_parameter_supported"], true);
-        assert_eq!(
-            meta["token_endpoint"],
-            format!("{}/token", server.issuer())
-        );
+        assert_eq!(meta["token_endpoint"], format!("{}/token", server.issuer()));
     }
 }
 

@@ -123,10 +123,22 @@ mod tests {
     #[test]
     fn loopback_redirects_may_change_port_others_may_not() {
         let registered = vec!["http://127.0.0.1:4000/callback".to_owned()];
-        assert!(redirect_allowed(&registered, "http://127.0.0.1:4000/callback"));
-        assert!(redirect_allowed(&registered, "http://127.0.0.1:5000/callback"));
-        assert!(!redirect_allowed(&registered, "http://127.0.0.1:5000/other"));
-        assert!(!redirect_allowed(&registered, "http://evil.example/callback"));
+        assert!(redirect_allowed(
+            &registered,
+            "http://127.0.0.1:4000/callback"
+        ));
+        assert!(redirect_allowed(
+            &registered,
+            "http://127.0.0.1:5000/callback"
+        ));
+        assert!(!redirect_allowed(
+            &registered,
+            "http://127.0.0.1:5000/other"
+        ));
+        assert!(!redirect_allowed(
+            &registered,
+            "http://evil.example/callback"
+        ));
         let web = vec!["https://app.example/cb".to_owned()];
         assert!(redirect_allowed(&web, "https://app.example/cb"));
         assert!(!redirect_allowed(&web, "https://app.example/cb2"));

@@ -91,11 +91,7 @@ impl Authority {
                 || self.options.call_scope.as_deref() == Some(*s)
         };
         match asked.filter(|a| !a.trim().is_empty()) {
-            Some(asked) => asked
-                .split(' ')
-                .filter(known)
-                .map(str::to_owned)
-                .collect(),
+            Some(asked) => asked.split(' ').filter(known).map(str::to_owned).collect(),
             None => self.options.scopes.clone(),
         }
     }
@@ -108,7 +104,8 @@ impl Authority {
         Some(match (method, path) {
             (
                 "GET",
-                "/.well-known/oauth-protected-resource/mcp" | "/.well-known/oauth-protected-resource",
+                "/.well-known/oauth-protected-resource/mcp"
+                | "/.well-known/oauth-protected-resource",
             ) => reply::json_body(200, &metadata::resource(&self.base, &self.options)),
             (
                 "GET",

@@ -27,7 +27,10 @@ impl Authority {
             })
             .unwrap_or_default();
         if redirect_uris.is_empty() || redirect_uris.iter().any(|u| url::Url::parse(u).is_err()) {
-            return error("invalid_redirect_uri", "redirect_uris must be absolute URLs");
+            return error(
+                "invalid_redirect_uri",
+                "redirect_uris must be absolute URLs",
+            );
         }
         // RFC 7591 §2: the default is client_secret_basic.
         let method = request["token_endpoint_auth_method"]

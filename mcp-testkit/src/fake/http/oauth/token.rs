@@ -41,10 +41,7 @@ impl Authority {
             Ok(id) => id,
             Err(why) => return error(401, "invalid_client", why),
         };
-        if form
-            .get("resource")
-            .is_some_and(|r| *r != self.resource())
-        {
+        if form.get("resource").is_some_and(|r| *r != self.resource()) {
             return error(400, "invalid_target", "resource is not this server's");
         }
         let lifetime = self.options.token_lifetime;
@@ -55,25 +52,38 @@ impl Authority {
                     return error(400, "invalid_grant", "unknown or used code");
                 };
                 if code.client_id != client_id {
-                    return error(400, "invalid_grant", "the code was issued to another client");
+                    return error(
+                        400,
+                        "invalid_grant",
+                        "the code was issued to another client",
+                    );
                 }
                 if form.get("redirect_uri") != Some(&code.redirect_uri) {
-                    return error(400, "invalid_grant", "redirect_uri differs from /authorize's");
+                    return error(
+                        400,
+                        "invalid_grant",
+                        "redirect_uri differs from /authorize's",
+                    );
                 }
                 let verifier = form.get("code_verifier").map(String::as_str);
-                if !verifier.is_some_and(|v| verifier_well_formed(v) && s256(v) == code.challenge)
-                {
+                if !verifier.is_some_and(|v| verifier_well_formed(v) && s256(v) == code.challenge) {
                     return error(400, "invalid_grant", "code_verifier does not match");
                 }
                 grants.issue(&client_id, code.scopes, lifetime, refresh)
             }
             Some("refresh_token") => {
-                let Some(old) = form.get("refresh_token").and_then(|t| grants.refresh.remove(t))
+                let Some(old) = form
+                    .get("refresh_token")
+                    .and_then(|t| grants.refresh.remove(t))
                 else {
                     return error(400, "invalid_grant", "unknown or used refresh token");
                 };
                 if old.client_id != client_id {
-                    return error(400, "invalid_grant", "the token was issued to another client");
+                    return error(
+                        400,
+                        "invalid_grant",
+                        "the token was issued to another client",
+                    );
                 }
                 // A narrower scope may be asked for, never a wider one.
                 let scopes = match form.get("scope") {
@@ -92,7 +102,11 @@ impl Authority {
                     .get(&client_id)
                     .is_none_or(|c| c.secret.is_none())
                 {
-                    return error(400, "unauthorized_client", "a public client has no credentials");
+                    return error(
+                        400,
+                        "unauthorized_client",
+                        "a public client has no credentials",
+                    );
                 }
                 let scopes = self.grantable(form.get("scope").map(String::as_str));
                 grants.issue(&client_id, scopes, lifetime, false)
@@ -137,8 +151,8 @@ fn authenticate(
         return Err("unknown client");
     };
     // A pre-registered client may use either secret method.
-    let method_ok = client.method == method
-        || (client.method == "client_secret" && method != "none");
+    let method_ok =
+        client.method == method || (client.method == "client_secret" && method != "none");
     if !method_ok {
         return Err("not the authentication method the client registered");
     }
