@@ -45,6 +45,10 @@
 //! Every HTTP request is recorded, headers and body, for tests to assert
 //! ([`HttpFake::requests`]).
 //!
+//! [`ProtectedHttpFake`] (feature `oauth`) serves the same behind an OAuth
+//! authorization server on the same origin, as `mcp-testkit-server --http
+//! PORT --oauth` does.
+//!
 //! # Knobs
 //!
 //! [`HttpKnob`]: a `502` HTML page; a request never answered (no head);
