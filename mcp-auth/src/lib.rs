@@ -30,6 +30,10 @@
 //!   fresh authorization, once per request. One refresh or authorization
 //!   at a time: concurrent requests wait for it.
 //! * **Client credentials** (secret or private-key JWT) for machines.
+//! * **For clients that run server-side**,
+//!   [`refuse_internal_addresses`](OAuthProviderBuilder::refuse_internal_addresses)
+//!   (off by default) refuses URLs a server hands out whose host is a
+//!   private, loopback or link-local address.
 //!
 //! The person's part is an [`Authorizer`]: given the authorization URL, it
 //! returns the redirect. [`LoopbackAuthorizer`] shows the URL and waits for
@@ -72,6 +76,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
+mod address;
 mod authorizer;
 mod builder;
 mod challenge;
