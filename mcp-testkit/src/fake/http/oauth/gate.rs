@@ -1,6 +1,7 @@
 //! The gate in front of the MCP endpoints: a valid bearer token passes,
 //! anything else gets the challenge that starts a client's discovery.
 
+use mcp_protocol::methods;
 use serde_json::Value;
 
 use super::super::reply::{self, Body};
@@ -32,7 +33,7 @@ impl Authority {
         if let Some(needed) = &self.options.call_scope
             && !scopes.contains(needed)
             && serde_json::from_slice::<Value>(&seen.body)
-                .is_ok_and(|m| m["method"] == "tools/call")
+                .is_ok_and(|m| m["method"] == methods::TOOLS_CALL)
         {
             let challenge = format!(
                 "Bearer error=\"insufficient_scope\", scope=\"{needed}\", resource_metadata=\"{}\"",
