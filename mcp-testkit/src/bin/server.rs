@@ -233,6 +233,8 @@ mod no_http {
 }
 
 /// What `--http` and the flags after it ask for.
+// Without the `http` feature it is parsed, then refused unread.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 struct Http {
     port: u16,
     options: HttpOptions,
