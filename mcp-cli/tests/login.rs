@@ -157,10 +157,17 @@ async fn a_login_serves_until_logout(url: &str, store: &Store, expire: impl FnOn
 
 #[tokio::test]
 async fn login_then_tools_list_and_call_against_the_protected_reference_server() {
-    let server = ProtectedHttpFake::start(FakeConfig::default())
-        .await
-        .unwrap();
-    let store = Store::new("protected");
+    for (era, config) in [
+        ("dual", FakeConfig::default()),
+        ("legacy", FakeConfig::legacy()),
+    ] {
+        a_login_against_the_protected_fake(era, config).await;
+    }
+}
+
+async fn a_login_against_the_protected_fake(era: &str, config: FakeConfig) {
+    let server = ProtectedHttpFake::start(config).await.unwrap();
+    let store = Store::new(&format!("protected-{era}"));
     let at = |path: &str| {
         server
             .requests()
@@ -182,7 +189,7 @@ async fn login_then_tools_list_and_call_against_the_protected_reference_server()
     // The refresh: one more token request, with the login's client (a new
     // one could not have been authorized: only `login` authorizes).
     assert_eq!(at("/token"), tokens + 1);
-    assert_eq!(at("/authorize"), 1, "one authorization, the login's");
+    assert_eq!(at("/authorize"), 1, "{era}: one authorization, the login's");
 }
 
 /// `mcp-testkit-server --http 0 --oauth` (killed when dropped), and its URL.
