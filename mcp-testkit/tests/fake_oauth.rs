@@ -166,43 +166,39 @@ async fn the_authorization_code_needs_the_verifier_and_gives_tokens_that_serve_m
     assert_eq!(redirect["iss"], server.issuer());
     let code = redirect["code"].clone();
 
-    let exchange = |verifier: &'static str, code: String| {
-        let resource = server.url();
-        async move {
-            let body = form(&[
-                ("grant_type", "authorization_code"),
-                ("code", &code),
-                ("redirect_uri", REDIRECT),
-                ("code_verifier", verifier),
-                ("resource", &resource),
-            ]);
-            (body, code)
-        }
+    let resource = server.url();
+    let exchange = |verifier: &str, code: &str| {
+        form(&[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", verifier),
+            ("resource", &resource),
+        ])
     };
     // The wrong secret, then the wrong verifier: refused (and the code is
     // spent by the second, as RFC 6749 §4.1.2 allows).
-    let (body, _) = exchange(VERIFIER, code.clone()).await;
+    let body = exchange(VERIFIER, &code);
     let wrong_secret = token(addr, Some((&id, "nope")), &body).await;
     assert_eq!(wrong_secret.status, 401);
     assert_eq!(json_of(wrong_secret).await["error"], "invalid_client");
-    let (body, _) = exchange(
+    let body = exchange(
         "another-verifier-of-forty-three-characters-0123456789",
-        code.clone(),
-    )
-    .await;
+        &code,
+    );
     let wrong = token(addr, Some((&id, &secret)), &body).await;
     assert_eq!(wrong.status, 400);
     assert_eq!(json_of(wrong).await["error"], "invalid_grant");
 
     let code = authorize(&server, &id).await["code"].clone();
-    let (body, _) = exchange(VERIFIER, code.clone()).await;
+    let body = exchange(VERIFIER, &code);
     let granted = json_of(token(addr, Some((&id, &secret)), &body).await).await;
     assert_eq!(granted["token_type"], "Bearer");
     assert_eq!(granted["expires_in"], 3600);
     let access = granted["access_token"].as_str().unwrap().to_owned();
     let refresh = granted["refresh_token"].as_str().unwrap().to_owned();
     // A code works once.
-    let (body, _) = exchange(VERIFIER, code).await;
+    let body = exchange(VERIFIER, &code);
     assert_eq!(token(addr, Some((&id, &secret)), &body).await.status, 400);
 
     let mut listed = tools_list(addr, &access).await;
