@@ -74,7 +74,10 @@ async fn the_id_token_becomes_an_id_jag_then_an_access_token() {
     assert_eq!(grants.len(), 1);
     let form = grants[0].form();
     assert_eq!(form["grant_type"], JWT_BEARER);
-    assert_eq!(form["assertion"], "id-jag-1", "the ID-JAG the IdP issued");
+    assert_eq!(
+        form["assertion"], "id-jag-for-id-token-1",
+        "the ID-JAG the IdP issued"
+    );
     assert_eq!(form["resource"], server.mcp_url());
     assert!(!form.contains_key("client_secret"));
     assert_eq!(
@@ -119,7 +122,10 @@ async fn the_id_token_source_is_asked_again_at_the_next_authorization() {
         .iter()
         .map(|s| s.form()["assertion"].clone())
         .collect();
-    assert_eq!(assertions, ["id-jag-1", "id-jag-2"]);
+    assert_eq!(
+        assertions,
+        ["id-jag-for-id-token-1", "id-jag-for-id-token-2"]
+    );
 }
 
 #[tokio::test]
@@ -190,5 +196,61 @@ async fn the_secret_can_go_in_the_body_and_nothing_secret_shows_in_debug() {
         "access-2",
     ] {
         assert!(!shown.contains(secret), "{secret} in Debug: {shown}");
+    }
+}
+
+/// A log sink for the whole process (nextest runs each test alone).
+#[derive(Clone, Default)]
+struct Sink(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn nothing_secret_in_trace_logs() {
+    let sink = Sink::default();
+    let writer = sink.clone();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter("trace")
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .try_init();
+    let server = AuthServer::start().await;
+    server.behave(|b| b.id_tokens = vec!["id-token-1".into()]);
+    let t = transport(
+        &server.mcp_url(),
+        enterprise(&server, JwtSource::fixed("id-token-1")),
+    );
+    send(&t, 1, "tools/list").await.unwrap();
+    t.close().await;
+
+    let logs = String::from_utf8_lossy(&sink.0.lock().unwrap()).into_owned();
+    assert!(
+        logs.contains("token exchange") && logs.contains("JWT-bearer grant"),
+        "the trace logs were captured"
+    );
+    let headers = [
+        basic(IDP_CLIENT, IDP_SECRET),
+        basic(CLIENT_ID, CLIENT_SECRET),
+    ];
+    let headers = headers.iter().map(|h| &h["Basic ".len()..]);
+    for secret in [
+        IDP_SECRET,
+        CLIENT_SECRET,
+        "id-token-1",
+        "id-jag-for",
+        "access-1",
+    ]
+    .into_iter()
+    .chain(headers)
+    {
+        assert!(!logs.contains(secret), "{secret} in the logs");
     }
 }

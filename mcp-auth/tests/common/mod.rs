@@ -282,14 +282,13 @@ pub fn basic(id: &str, secret: &str) -> String {
 /// RFC 8693 at the IdP: a known ID token becomes an ID-JAG the AS takes.
 fn token_exchange(b: &mut Behaviour, seen: &Seen) -> Response<Body> {
     let form = seen.form();
-    if !form
+    let Some(subject) = form
         .get("subject_token")
-        .is_some_and(|t| b.id_tokens.contains(t))
-    {
+        .filter(|t| b.id_tokens.contains(t))
+    else {
         return json_answer(StatusCode::BAD_REQUEST, json!({"error": "invalid_grant"}));
-    }
-    b.counter += 1;
-    let id_jag = format!("id-jag-{}", b.counter);
+    };
+    let id_jag = format!("id-jag-for-{subject}");
     b.assertions.push(id_jag.clone());
     json_answer(
         StatusCode::OK,
