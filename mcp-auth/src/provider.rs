@@ -34,7 +34,7 @@ pub(crate) struct Inner {
     pub(crate) origin: String,
     pub(crate) fetcher: Fetcher,
     pub(crate) profile: ClientProfile,
-    /// `None`: the client credentials grant.
+    /// `None`: a grant without a person (client credentials, or `assertion`).
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     /// With no authorizer: a JWT-bearer grant instead of client credentials.
     pub(crate) assertion: Option<AssertionGrant>,
