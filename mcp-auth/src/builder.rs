@@ -8,6 +8,7 @@ use mcp_transport_http::HttpService;
 use crate::address::AddressPolicy;
 use crate::client::{ClientProfile, PreRegistered};
 use crate::fetch::{Fetcher, origin};
+use crate::grants::AssertionGrant;
 use crate::provider::{Inner, OAuthProvider};
 use crate::store::{MemoryStore, TokenStore};
 use crate::{AuthError, Authorizer};
@@ -20,9 +21,11 @@ pub struct OAuthProviderBuilder {
     redirect_uri: String,
     client_name: String,
     metadata_url: Option<String>,
-    pre_registered: Option<PreRegistered>,
+    pub(crate) pre_registered: Option<PreRegistered>,
     authorizer: Option<Arc<dyn Authorizer>>,
     client_credentials: bool,
+    /// Enterprise-managed or workload identity: a JWT-bearer grant.
+    pub(crate) assertion: Option<AssertionGrant>,
     timeout: Duration,
     insecure_http: bool,
     refuse_internal: bool,
@@ -45,6 +48,7 @@ impl OAuthProviderBuilder {
             pre_registered: None,
             authorizer: None,
             client_credentials: false,
+            assertion: None,
             timeout: crate::DEFAULT_TIMEOUT,
             insecure_http: false,
             refuse_internal: false,
@@ -142,7 +146,9 @@ impl OAuthProviderBuilder {
     pub fn build(self, service: HttpService) -> Result<OAuthProvider, AuthError> {
         let origin = origin(&self.mcp_url)
             .ok_or_else(|| AuthError::Config(format!("{:?} is not a URL", self.mcp_url)))?;
-        if !self.client_credentials && self.authorizer.is_none() {
+        // Grants without a person need no authorizer (and ignore one).
+        let machine = self.client_credentials || self.assertion.is_some();
+        if !machine && self.authorizer.is_none() {
             return Err(AuthError::Config(
                 "the authorization code flow needs an authorizer".into(),
             ));
@@ -168,11 +174,8 @@ impl OAuthProviderBuilder {
                     metadata_url: self.metadata_url,
                     pre_registered: self.pre_registered,
                 },
-                authorizer: if self.client_credentials {
-                    None
-                } else {
-                    self.authorizer
-                },
+                authorizer: if machine { None } else { self.authorizer },
+                assertion: self.assertion,
                 store: self.store,
                 state: tokio::sync::Mutex::new(Default::default()),
                 last_error: std::sync::Mutex::new(None),

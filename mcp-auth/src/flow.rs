@@ -103,7 +103,7 @@ fn grant_error(e: RequestTokenError<FetchError, BasicErrorResponse>) -> AuthErro
     }
 }
 
-fn token_set(response: &BasicTokenResponse, requested: &[String]) -> TokenSet {
+pub(crate) fn token_set(response: &BasicTokenResponse, requested: &[String]) -> TokenSet {
     TokenSet {
         access: Secret::new(response.access_token().secret().clone()),
         refresh: response

@@ -30,6 +30,17 @@
 //!   fresh authorization, once per request. One refresh or authorization
 //!   at a time: concurrent requests wait for it.
 //! * **Client credentials** (secret or private-key JWT) for machines.
+//! * **Enterprise-managed authorization** (SEP-990): the person's ID token
+//!   from the enterprise IdP exchanged there for an ID-JAG (RFC 8693),
+//!   presented to the MCP server's authorization server with the
+//!   JWT-bearer grant (RFC 7523):
+//!   [`enterprise_managed`](OAuthProviderBuilder::enterprise_managed).
+//! * **Workload identity** (SEP-1933): the workload's platform-issued JWT
+//!   as the assertion of a JWT-bearer grant:
+//!   [`workload_identity`](OAuthProviderBuilder::workload_identity).
+//!   Both take their JWT from a [`JwtSource`], asked at every grant; a
+//!   token a server refused is not presented again, and no other grant is
+//!   tried instead.
 //! * **For clients that run server-side**,
 //!   [`refuse_internal_addresses`](OAuthProviderBuilder::refuse_internal_addresses)
 //!   (off by default) refuses URLs a server hands out whose host is a
@@ -72,6 +83,8 @@
 //!   client assertion.
 //! * `url`: parsing redirects and metadata URLs (never to re-serialise
 //!   `resource`, which goes out as given).
+//! * `base64`: the `client_secret_basic` header of the JWT-bearer and
+//!   token exchange requests, which `oauth2` does not build.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
@@ -81,14 +94,18 @@ mod authorizer;
 mod builder;
 mod challenge;
 mod client;
+mod enterprise;
 mod fetch;
 mod flow;
+mod grants;
+mod jwt_source;
 mod loopback;
 mod metadata;
 mod provider;
 mod secret;
 mod session;
 mod store;
+mod workload;
 
 use std::time::Duration;
 
@@ -96,6 +113,8 @@ pub use authorizer::{Authorizer, HeadlessAuthorizer};
 pub use builder::OAuthProviderBuilder;
 pub use challenge::BearerChallenge;
 pub use client::{AuthMethod, PreRegistered};
+pub use enterprise::EnterpriseIdp;
+pub use jwt_source::JwtSource;
 pub use loopback::{DEFAULT_LOOPBACK_WAIT, LoopbackAuthorizer};
 pub use metadata::{ResourceMetadata, ServerMetadata};
 pub use provider::OAuthProvider;

@@ -15,6 +15,7 @@ use crate::challenge::BearerChallenge;
 use crate::client::{ClientProfile, Registration, identify};
 use crate::fetch::{Fetcher, origin};
 use crate::flow::{CodeRequest, authorization_code, client_credentials, refresh};
+use crate::grants::AssertionGrant;
 use crate::metadata::{fetch_resource_metadata, fetch_server_metadata, legacy_server_metadata};
 use crate::session::Session;
 use crate::store::TokenStore;
@@ -33,8 +34,10 @@ pub(crate) struct Inner {
     pub(crate) origin: String,
     pub(crate) fetcher: Fetcher,
     pub(crate) profile: ClientProfile,
-    /// `None`: the client credentials grant.
+    /// `None`: a grant without a person (client credentials, or `assertion`).
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
+    /// With no authorizer: a JWT-bearer grant instead of client credentials.
+    pub(crate) assertion: Option<AssertionGrant>,
     pub(crate) store: Arc<dyn TokenStore>,
     pub(crate) state: Mutex<State>,
     pub(crate) last_error: std::sync::Mutex<Option<String>>,
@@ -176,7 +179,14 @@ impl Inner {
         let registration = match state.registrations.get(&metadata.issuer) {
             Some(r) => r.clone(),
             None => {
-                let r = identify(&self.fetcher, &self.profile, &metadata).await?;
+                let r = match &self.assertion {
+                    Some(grant) => {
+                        grant
+                            .identify(&self.fetcher, &self.profile, &metadata)
+                            .await?
+                    }
+                    None => identify(&self.fetcher, &self.profile, &metadata).await?,
+                };
                 state
                     .registrations
                     .insert(metadata.issuer.clone(), r.clone());
@@ -184,8 +194,8 @@ impl Inner {
             }
         };
         state.requested = scopes.clone();
-        let tokens = match &self.authorizer {
-            Some(authorizer) => {
+        let tokens = match (&self.authorizer, &self.assertion) {
+            (Some(authorizer), _) => {
                 let request = CodeRequest {
                     metadata: &metadata,
                     resource: resource.as_deref(),
@@ -195,7 +205,19 @@ impl Inner {
                 };
                 authorization_code(&self.fetcher, authorizer.as_ref(), &registration, request).await
             }
-            None => {
+            (None, Some(grant)) => {
+                grant
+                    .tokens(
+                        &self.fetcher,
+                        &registration,
+                        &metadata,
+                        resource.as_deref(),
+                        &self.mcp_url,
+                        &scopes,
+                    )
+                    .await
+            }
+            (None, None) => {
                 client_credentials(
                     &self.fetcher,
                     &registration,

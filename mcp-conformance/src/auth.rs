@@ -3,7 +3,9 @@
 //! `MCP_CONFORMANCE_CONTEXT`), with an authorizer that takes the mock
 //! authorization server's redirect without a person.
 
-use mcp_auth::{HeadlessAuthorizer, OAuthProvider, PreRegistered, PrivateKey};
+use mcp_auth::{
+    EnterpriseIdp, HeadlessAuthorizer, JwtSource, OAuthProvider, PreRegistered, PrivateKey,
+};
 use mcp_client::http::HttpService;
 
 use crate::context::Run;
@@ -39,6 +41,29 @@ pub(crate) fn provider(run: &Run, service: &HttpService) -> Result<Option<OAuthP
         }
         ("auth/client-credentials-basic", Some(id)) => {
             builder.client_credentials(PreRegistered::new(id, secret))
+        }
+        ("auth/enterprise-managed-authorization", Some(id)) => {
+            let field = |name: &str| {
+                run.context_str(name)
+                    .ok_or(format!("the context has no {name}"))
+            };
+            let idp = EnterpriseIdp::new(
+                field("idp_token_endpoint")?,
+                field("idp_client_id")?,
+                JwtSource::fixed(field("idp_id_token")?),
+            );
+            builder.enterprise_managed(idp, PreRegistered::new(id, secret))
+        }
+        // The context also has tokens with a wrong audience and an expired
+        // one, for clients that test refusals; a workload presents its
+        // valid token.
+        ("auth/wif-jwt-bearer", Some(id)) => {
+            let jwt = run
+                .context_str("valid_jwt")
+                .ok_or("the context has no valid_jwt")?;
+            builder
+                .pre_registered(PreRegistered::new(id, None))
+                .workload_identity(JwtSource::fixed(jwt))
         }
         (_, Some(id)) => {
             let mut credentials = PreRegistered::new(id, secret);

@@ -1,7 +1,8 @@
 //! An authorization server and a protected MCP server in process, on
 //! loopback, over real HTTP: the PRM, RFC 8414 metadata, registration,
 //! `/authorize` (an immediate 302), `/token` (code, refresh, client
-//! credentials) and a `/mcp` that checks bearer tokens and scopes.
+//! credentials, JWT bearer), an IdP's `/idp/token` (token exchange for an
+//! ID-JAG) and a `/mcp` that checks bearer tokens and scopes.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -79,6 +80,11 @@ pub struct Behaviour {
     /// The last authorization request's scopes.
     pub last_scope: Vec<String>,
     pub counter: u32,
+    /// The ID tokens `/idp/token` exchanges for an ID-JAG.
+    pub id_tokens: Vec<String>,
+    /// The assertions the JWT-bearer grant takes (ID-JAGs the IdP issued
+    /// are added).
+    pub assertions: Vec<String>,
 }
 
 impl Default for Behaviour {
@@ -96,6 +102,8 @@ impl Default for Behaviour {
             tokens: HashMap::new(),
             last_scope: Vec::new(),
             counter: 0,
+            id_tokens: Vec::new(),
+            assertions: Vec::new(),
         }
     }
 }
@@ -245,18 +253,81 @@ fn handle(addr: SocketAddr, state: &Mutex<Behaviour>, seen: Seen) -> Response<Bo
                 .body(Full::new(Bytes::new()).boxed())
                 .unwrap()
         }
+        ("POST", "/token")
+            if seen
+                .form()
+                .get("grant_type")
+                .is_some_and(|g| g == JWT_BEARER) =>
+        {
+            jwt_bearer(&mut b, &seen)
+        }
         ("POST", "/token") => token(&mut b, &seen),
+        ("POST", "/idp/token") => token_exchange(&mut b, &seen),
         ("POST", "/mcp") => mcp(&base, &mut b, &seen),
         _ => full(StatusCode::NOT_FOUND, "text/plain", "not found".into()),
     }
 }
 
-fn token(b: &mut Behaviour, seen: &Seen) -> Response<Body> {
+pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/// `Authorization: Basic` for `id:secret`.
+pub fn basic(id: &str, secret: &str) -> String {
     use base64::Engine;
-    let expected = format!(
+    format!(
         "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}"))
-    );
+        base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
+    )
+}
+
+/// RFC 8693 at the IdP: a known ID token becomes an ID-JAG the AS takes.
+fn token_exchange(b: &mut Behaviour, seen: &Seen) -> Response<Body> {
+    let form = seen.form();
+    let Some(subject) = form
+        .get("subject_token")
+        .filter(|t| b.id_tokens.contains(t))
+    else {
+        return json_answer(StatusCode::BAD_REQUEST, json!({"error": "invalid_grant"}));
+    };
+    let id_jag = format!("id-jag-for-{subject}");
+    b.assertions.push(id_jag.clone());
+    json_answer(
+        StatusCode::OK,
+        json!({
+            "access_token": id_jag,
+            "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "token_type": "N_A",
+        }),
+    )
+}
+
+/// RFC 7523 at the AS: a known assertion for an access token, without a
+/// refresh token. A client that authenticates must do it right; one that
+/// does not is taken (workloads).
+fn jwt_bearer(b: &mut Behaviour, seen: &Seen) -> Response<Body> {
+    if seen
+        .header("authorization")
+        .is_some_and(|h| h != basic(CLIENT_ID, CLIENT_SECRET))
+    {
+        return json_answer(StatusCode::UNAUTHORIZED, json!({"error": "invalid_client"}));
+    }
+    let form = seen.form();
+    if !form
+        .get("assertion")
+        .is_some_and(|a| b.assertions.contains(a))
+    {
+        return json_answer(StatusCode::BAD_REQUEST, json!({"error": "invalid_grant"}));
+    }
+    b.counter += 1;
+    let access = format!("access-{}", b.counter);
+    b.tokens.insert(access.clone(), Vec::new());
+    json_answer(
+        StatusCode::OK,
+        json!({"access_token": access, "token_type": "Bearer", "expires_in": b.expires_in}),
+    )
+}
+
+fn token(b: &mut Behaviour, seen: &Seen) -> Response<Body> {
+    let expected = basic(CLIENT_ID, CLIENT_SECRET);
     if seen.header("authorization") != Some(expected.as_str()) {
         return json_answer(StatusCode::UNAUTHORIZED, json!({"error": "invalid_client"}));
     }
