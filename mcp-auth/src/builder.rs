@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use mcp_transport_http::HttpService;
 
+use crate::address::AddressPolicy;
 use crate::client::{ClientProfile, PreRegistered};
 use crate::fetch::{Fetcher, origin};
 use crate::grants::AssertionGrant;
@@ -27,6 +28,7 @@ pub struct OAuthProviderBuilder {
     pub(crate) assertion: Option<AssertionGrant>,
     timeout: Duration,
     insecure_http: bool,
+    refuse_internal: bool,
 }
 
 impl std::fmt::Debug for dyn TokenStore {
@@ -49,6 +51,7 @@ impl OAuthProviderBuilder {
             assertion: None,
             timeout: crate::DEFAULT_TIMEOUT,
             insecure_http: false,
+            refuse_internal: false,
         }
     }
 
@@ -114,6 +117,29 @@ impl OAuthProviderBuilder {
         self
     }
 
+    /// For clients that run server-side (off by default): refuses URLs a
+    /// server hands out (resource metadata, authorization servers, their
+    /// endpoints) whose host is, or resolves to, a private, loopback or
+    /// link-local address (RFC 1918, `127/8`, `169.254/16`, `100.64/10`,
+    /// `fc00::/7`, `fe80::/10`, `::1`, …), so that a server cannot point
+    /// the client at the machines around it. The MCP server's own host, the
+    /// one configured here, is always allowed. The host is resolved before
+    /// each request and again by the HTTP client, so a name whose answers
+    /// change in between (DNS rebinding) is not caught: filter outbound
+    /// connections too where that matters.
+    ///
+    /// ```
+    /// use mcp_auth::OAuthProvider;
+    ///
+    /// let builder = OAuthProvider::builder("https://mcp.example.com/mcp")
+    ///     .refuse_internal_addresses(true);
+    /// # let _ = builder;
+    /// ```
+    pub fn refuse_internal_addresses(mut self, refuse: bool) -> Self {
+        self.refuse_internal = refuse;
+        self
+    }
+
     /// Builds the provider, sending the flow's requests through `service`
     /// (the transport's:
     /// [`HttpTransportBuilder::http_service`](mcp_transport_http::HttpTransportBuilder::http_service)).
@@ -127,6 +153,11 @@ impl OAuthProviderBuilder {
                 "the authorization code flow needs an authorizer".into(),
             ));
         }
+        let addresses = if self.refuse_internal {
+            AddressPolicy::refuse_internal(&self.mcp_url)
+        } else {
+            AddressPolicy::default()
+        };
         Ok(OAuthProvider {
             inner: Arc::new(Inner {
                 mcp_url: self.mcp_url,
@@ -135,6 +166,7 @@ impl OAuthProviderBuilder {
                     service,
                     timeout: self.timeout,
                     insecure_http: self.insecure_http,
+                    addresses,
                 },
                 profile: ClientProfile {
                     client_name: self.client_name,

@@ -12,6 +12,7 @@ use mcp_transport_http::{HttpService, RequestBody};
 use serde::de::DeserializeOwned;
 
 use crate::AuthError;
+use crate::address::AddressPolicy;
 
 /// The most of a metadata or token body that is read.
 const BODY_LIMIT: usize = 1024 * 1024;
@@ -39,6 +40,8 @@ pub(crate) struct Fetcher {
     /// Whether `http` is allowed for loopback hosts only (always), or
     /// for any host (tests of the library's users, never the default).
     pub(crate) insecure_http: bool,
+    /// Which hosts may be reached (all, by default).
+    pub(crate) addresses: AddressPolicy,
 }
 
 impl Fetcher {
@@ -46,6 +49,7 @@ impl Fetcher {
     pub(crate) async fn send(&self, request: http::Request<Bytes>) -> Result<Answer, AuthError> {
         let url = request.uri().to_string();
         self.check_url(&url)?;
+        self.addresses.check(&url).await?;
         let (parts, body) = request.into_parts();
         let request = http::Request::from_parts(parts, RequestBody::new(body));
         let exchange = async {

@@ -41,6 +41,10 @@
 //!   Both take their JWT from a [`JwtSource`], asked at every grant; a
 //!   token a server refused is not presented again, and no other grant is
 //!   tried instead.
+//! * **For clients that run server-side**,
+//!   [`refuse_internal_addresses`](OAuthProviderBuilder::refuse_internal_addresses)
+//!   (off by default) refuses URLs a server hands out whose host is a
+//!   private, loopback or link-local address.
 //!
 //! The person's part is an [`Authorizer`]: given the authorization URL, it
 //! returns the redirect. [`LoopbackAuthorizer`] shows the URL and waits for
@@ -85,6 +89,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
+mod address;
 mod authorizer;
 mod builder;
 mod challenge;

@@ -13,6 +13,10 @@
 //!   502 pages, silent heads, dripped or oversized or endless bodies, wrong
 //!   `Content-Type`, cross-origin redirects, dropped and empty resumed
 //!   streams, server-everything's 400s, expiring sessions).
+//!   [`fake::http::ProtectedHttpFake`] (feature `oauth`, on by default)
+//!   puts it behind an OAuth authorization server of its own: metadata,
+//!   registration, an authorization approved at once, PKCE, tokens that
+//!   expire.
 //! - [`cassette`]: a recorded exchange (JSON Lines from
 //!   [`mcp_transport::record`] or `mcp --record`) replayed as a server,
 //!   requests matched by method and params, with a diff for one it lacks.

@@ -50,6 +50,16 @@ HTTP (instead of stdio):
   --json                        answer requests as application/json instead of SSE
   --no-get-stream               GET gets 405
   --retry-ms MS                 start legacy SSE streams with a priming event with retry: MS
+  --oauth                       protect /mcp with OAuth: without a valid bearer token it answers
+                                401 with WWW-Authenticate: Bearer resource_metadata=...; the
+                                authorization server on the same origin (the issuer) serves
+                                /.well-known/oauth-protected-resource/mcp,
+                                /.well-known/oauth-authorization-server, POST /register
+                                (dynamic registration), GET /authorize (approved at once: a 302
+                                to the redirect_uri with code, state, iss; PKCE S256 required)
+                                and POST /token (authorization_code, refresh_token,
+                                client_credentials); tokens last --token-lifetime seconds
+  --token-lifetime SECS         (with --oauth) how long access tokens last (default: 3600)
   --http-knob K[@METHOD]        an HTTP misbehaviour, repeatable (METHOD: the JSON-RPC
                                 method it applies to; default every one):
       bad-gateway                   502 with an HTML page
@@ -83,8 +93,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Some((port, options)) = http {
-        return serve_http(config, options, port);
+    if let Some(http) = http {
+        return serve_http(config, http);
     }
     match serve_stdio(config) {
         Ok(ending) => {
@@ -102,8 +112,13 @@ fn main() -> ExitCode {
 
 /// Serves over HTTP until killed.
 #[cfg(feature = "http")]
-fn serve_http(config: FakeConfig, options: HttpOptions, port: u16) -> ExitCode {
+fn serve_http(config: FakeConfig, http: Http) -> ExitCode {
     use std::io::Write;
+    let Http {
+        port,
+        options,
+        oauth,
+    } = http;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -117,10 +132,16 @@ fn serve_http(config: FakeConfig, options: HttpOptions, port: u16) -> ExitCode {
     };
     runtime.block_on(async {
         let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-        match HttpFake::start_on(config, options, addr).await {
-            Ok(server) => {
+        let served = match oauth {
+            None => HttpFake::start_on(config, options, addr)
+                .await
+                .map(|s| (s.url(), Served::Open(s))),
+            Some(oauth) => protect(config, options, oauth, addr).await,
+        };
+        match served {
+            Ok((url, server)) => {
                 let mut out = std::io::stdout();
-                let _ = writeln!(out, "listening on {}", server.url());
+                let _ = writeln!(out, "listening on {url}");
                 let _ = out.flush();
                 // Served until the process is killed.
                 std::future::pending::<()>().await;
@@ -135,9 +156,44 @@ fn serve_http(config: FakeConfig, options: HttpOptions, port: u16) -> ExitCode {
     })
 }
 
+/// The server `--http` runs, kept alive until the process ends.
+#[cfg(feature = "http")]
+enum Served {
+    Open(#[allow(dead_code)] HttpFake),
+    #[cfg(feature = "oauth")]
+    Protected(#[allow(dead_code)] mcp_testkit::fake::http::ProtectedHttpFake),
+}
+
+/// `--oauth`: the fake behind its authorization server.
+#[cfg(all(feature = "http", feature = "oauth"))]
+async fn protect(
+    config: FakeConfig,
+    options: HttpOptions,
+    lifetime: Duration,
+    addr: std::net::SocketAddr,
+) -> std::io::Result<(String, Served)> {
+    use mcp_testkit::fake::http::{OAuthOptions, ProtectedHttpFake};
+    let oauth = OAuthOptions::new().token_lifetime(lifetime);
+    let server = ProtectedHttpFake::start_on(config, options, oauth, addr).await?;
+    Ok((server.url(), Served::Protected(server)))
+}
+
+/// Built without the `oauth` feature: there is no authorization server.
+#[cfg(all(feature = "http", not(feature = "oauth")))]
+async fn protect(
+    _: FakeConfig,
+    _: HttpOptions,
+    _: Duration,
+    _: std::net::SocketAddr,
+) -> std::io::Result<(String, Served)> {
+    Err(std::io::Error::other(
+        "built without the `oauth` feature; --oauth is not available",
+    ))
+}
+
 /// Built without the `http` feature: there is no HTTP server.
 #[cfg(not(feature = "http"))]
-fn serve_http(_: FakeConfig, _: HttpOptions, _: u16) -> ExitCode {
+fn serve_http(_: FakeConfig, _: Http) -> ExitCode {
     eprintln!("mcp-testkit-server: built without the `http` feature; --http is not available");
     ExitCode::from(2)
 }
@@ -176,9 +232,19 @@ mod no_http {
     }
 }
 
-/// What the flags ask for: the configuration, and the HTTP port and
-/// options with `--http`; `None` for `--help`.
-type Parsed = (FakeConfig, Option<(u16, HttpOptions)>);
+/// What `--http` and the flags after it ask for.
+// Without the `http` feature it is parsed, then refused unread.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+struct Http {
+    port: u16,
+    options: HttpOptions,
+    /// With `--oauth`: the access tokens' lifetime.
+    oauth: Option<Duration>,
+}
+
+/// What the flags ask for: the configuration, and with `--http` how to
+/// serve it; `None` for `--help`.
+type Parsed = (FakeConfig, Option<Http>);
 
 /// Reads the flags; `None` for `--help`.
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, String> {
@@ -190,6 +256,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
     let mut knobs = Vec::new();
     let mut port = None;
     let mut http = HttpOptions::new();
+    let mut oauth = false;
+    let mut lifetime = Duration::from_secs(3600);
     while let Some(flag) = args.next() {
         let (name, inline) = match flag.split_once('=') {
             Some((n, v)) if flag.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
@@ -243,6 +311,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
             "--json" => http = http.json_answers(),
             "--no-get-stream" => http = http.no_get_stream(),
             "--retry-ms" => http = http.retry(Duration::from_millis(number(&value("a number")?)?)),
+            "--oauth" => oauth = true,
+            "--token-lifetime" => lifetime = Duration::from_secs(number(&value("seconds")?)?),
             "--http-knob" => http = http.knob(HttpKnob::parse(&value("a knob")?)?),
             other => return Err(format!("unknown flag {other:?}")),
         }
@@ -255,7 +325,15 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
         config = config.page_size(n);
     }
     let config = knobs.into_iter().fold(config, FakeConfig::knob);
-    Ok(Some((config, port.map(|p| (p, http)))))
+    if oauth && port.is_none() {
+        return Err("--oauth needs --http PORT".into());
+    }
+    let http = port.map(|port| Http {
+        port,
+        options: http,
+        oauth: oauth.then_some(lifetime),
+    });
+    Ok(Some((config, http)))
 }
 
 fn number(text: &str) -> Result<u64, String> {

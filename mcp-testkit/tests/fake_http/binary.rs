@@ -91,7 +91,35 @@ fn help_describes_http() {
         "--json",
         "--http-knob",
         "drop-stream",
+        "--oauth",
+        "--token-lifetime",
     ] {
         assert!(help.contains(flag), "{flag}");
     }
+}
+
+#[cfg(feature = "oauth")]
+#[tokio::test]
+async fn oauth_protects_mcp_and_serves_the_metadata() {
+    let (_child, addr, url) = start(&["--http", "0", "--oauth"]);
+    let list = request(1, "tools/list", json!({}));
+    let reply = post(addr, &[], &list).await;
+    assert_eq!(reply.status, 401);
+    let challenge = reply.header("www-authenticate").unwrap();
+    let metadata = format!("http://{addr}/.well-known/oauth-protected-resource/mcp");
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"{metadata}\"")),
+        "{challenge}"
+    );
+    let path = "/.well-known/oauth-protected-resource/mcp";
+    let mut prm = super::http_common::send(addr, "GET", path, &[], "").await;
+    prm.read_to_end().await;
+    assert_eq!(prm.json()["resource"], url);
+}
+
+#[test]
+fn oauth_needs_http() {
+    let out = Command::new(BIN).arg("--oauth").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--oauth needs --http PORT"));
 }

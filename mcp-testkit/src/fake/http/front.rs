@@ -105,6 +105,9 @@ pub(super) struct Front {
     /// Modern requests cancelled by their stream's closing.
     pub(super) cancelled: Arc<Mutex<Vec<RequestId>>>,
     counter: AtomicU64,
+    /// The authorization server and gate of a protected fake.
+    #[cfg(feature = "oauth")]
+    pub(super) oauth: Option<Arc<super::oauth::Authority>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -124,6 +127,8 @@ impl Front {
             seen: Mutex::default(),
             cancelled: Arc::default(),
             counter: AtomicU64::new(0),
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 
@@ -235,6 +240,10 @@ impl Front {
             body,
         };
         lock(&self.seen).push(seen.clone());
+        #[cfg(feature = "oauth")]
+        if let Some(answer) = self.oauth.as_ref().and_then(|a| a.serve(&seen)) {
+            return answer;
+        }
         let old_only = !self.streamable_legacy() && !self.speaks_modern();
         match (seen.path(), &seen.method) {
             ("/sse", &Method::GET) => sse_old::open(&self, &seen),

@@ -45,6 +45,10 @@
 //! Every HTTP request is recorded, headers and body, for tests to assert
 //! ([`HttpFake::requests`]).
 //!
+//! [`ProtectedHttpFake`] (feature `oauth`) serves the same behind an OAuth
+//! authorization server on the same origin, as `mcp-testkit-server --http
+//! PORT --oauth` does.
+//!
 //! # Knobs
 //!
 //! [`HttpKnob`]: a `502` HTML page; a request never answered (no head);
@@ -80,6 +84,10 @@ mod front;
 mod knobs;
 mod legacy;
 mod modern;
+#[cfg(feature = "oauth")]
+mod oauth;
+#[cfg(feature = "oauth")]
+mod protected;
 mod reply;
 mod sse_old;
 mod streams;
@@ -95,6 +103,12 @@ use tokio::sync::watch;
 use super::config::FakeConfig;
 pub use front::RecordedRequest;
 pub use knobs::{HttpKnob, HttpOptions};
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use oauth::OAuthOptions;
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use protected::ProtectedHttpFake;
 
 /// The fake server on a loopback HTTP socket. Dropping it stops it: the
 /// socket closes, open streams end, running requests stop.
@@ -124,8 +138,13 @@ impl HttpFake {
         addr: SocketAddr,
     ) -> io::Result<HttpFake> {
         let listener = TcpListener::bind(addr).await?;
+        HttpFake::serve(listener, front::Front::new(config, options))
+    }
+
+    /// Serves `front` on `listener`.
+    fn serve(listener: TcpListener, front: front::Front) -> io::Result<HttpFake> {
         let addr = listener.local_addr()?;
-        let front = Arc::new(front::Front::new(config, options));
+        let front = Arc::new(front);
         let (stop, stopped) = watch::channel(false);
         tokio::spawn(accept(listener, front.clone(), stopped));
         Ok(HttpFake { addr, front, stop })
