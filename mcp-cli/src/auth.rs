@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use mcp_auth::{FileStore, LoopbackAuthorizer, OAuthProvider};
+use mcp_auth::{FileStore, LoopbackAuthorizer, OAuthProvider, TokenStore};
 use mcp_client::HttpTransportBuilder;
 
 use crate::exit::{Failure, Kind, Outcome};
@@ -28,24 +28,39 @@ fn auth_failure(e: impl std::fmt::Display) -> Failure {
     Failure::new(Kind::Connection, format!("authorization: {e}"))
 }
 
+/// What a `--url` command says when the server wants an authorization it
+/// does not have.
+pub(crate) fn login_hint(url: &str) -> String {
+    format!("the server needs authorization: run `mcp --url {url} login` first")
+}
+
 /// The provider a `--url` command uses: the stored tokens, refreshed as
 /// needed; a server that wants a new authorization gets a hint to log in
 /// rather than a browser opened behind a script's back.
-pub(crate) fn stored(url: &str, http: &HttpTransportBuilder) -> Outcome<OAuthProvider> {
-    let service = http.http_service().map_err(auth_failure)?;
-    let login = format!("the server needs authorization: run `mcp --url {url} login` first");
-    let builder = OAuthProvider::builder(url).client_name("mcp-cli");
-    // Without a place for the store, nothing is stored and nothing read.
-    let builder = match store_path() {
-        Ok(path) => builder.store(FileStore::new(path)),
-        Err(_) => builder,
+///
+/// `None` when nothing is stored for `url`: then a 401 is simply the
+/// command's failure. A provider would discover the authorization server
+/// and register a client before finding it cannot authorize, leaving a
+/// registration behind at every command run before `login`.
+pub(crate) fn stored(url: &str, http: &HttpTransportBuilder) -> Outcome<Option<OAuthProvider>> {
+    let Ok(path) = store_path() else {
+        return Ok(None);
     };
-    builder
+    let store = FileStore::new(path);
+    if store.load(url).is_none() {
+        return Ok(None);
+    }
+    let service = http.http_service().map_err(auth_failure)?;
+    let login = login_hint(url);
+    OAuthProvider::builder(url)
+        .client_name("mcp-cli")
+        .store(store)
         .authorizer(move |_url: String| {
             let login = login.clone();
             async move { Err::<String, _>(login.into()) }
         })
         .build(service)
+        .map(Some)
         .map_err(auth_failure)
 }
 
@@ -73,7 +88,9 @@ pub(crate) async fn login(url: &str, http: HttpTransportBuilder) -> Outcome {
 
 /// `logout`: the stored tokens for the server forgotten.
 pub(crate) async fn logout(url: &str, http: HttpTransportBuilder) -> Outcome {
-    stored(url, &http)?.logout().await;
+    if let Some(oauth) = stored(url, &http)? {
+        oauth.logout().await;
+    }
     eprintln!("Logged out of {url}.");
     Ok(())
 }

@@ -12,9 +12,9 @@ use mcp_client::http::http::{HeaderName, HeaderValue};
 use mcp_client::protocol::ProtocolVersion;
 use mcp_client::protocol::types::{ContentBlock, CreateMessageRequestParams};
 use mcp_client::protocol::types::{CreateMessageResult, Root, SamplingContent};
-use mcp_client::transport::Connector;
 use mcp_client::transport::record::Recorder;
-use mcp_client::{Client, ClientBuilder, EraMode, HttpTransportBuilder};
+use mcp_client::transport::{Connector, TransportError};
+use mcp_client::{Client, ClientBuilder, EraMode, ErrorKind, HttpTransportBuilder};
 use mcp_testkit::fake::{FakeConfig, FakeServer};
 use mcp_transport_stdio::StdioCommand;
 
@@ -192,31 +192,46 @@ pub(crate) async fn connect(
         Server::Http(url) => {
             let http = http(cli, &url)?;
             let oauth = crate::auth::stored(&url, &http)?;
-            let provider: Arc<dyn mcp_client::http::HeaderProvider> = Arc::new(oauth.clone());
-            let http = match recorder {
-                Some(recorder) => {
+            let provider = oauth
+                .clone()
+                .map(|o| Arc::new(o) as Arc<dyn mcp_client::http::HeaderProvider>);
+            let http = match (recorder.as_ref(), provider) {
+                (Some(recorder), provider) => {
                     recorder.connection_headers(
                         cli.server
                             .header
                             .iter()
                             .map(|(n, v)| (n.as_str(), v.as_str())),
                     );
-                    let recording = RecordingHeaders::new(recorder.clone()).wrapping(provider);
+                    let recording = RecordingHeaders::new(Recorder::clone(recorder));
+                    let recording = match provider {
+                        Some(provider) => recording.wrapping(provider),
+                        None => recording,
+                    };
                     http.header_provider(Arc::new(recording))
                 }
-                None => http.header_provider(provider),
+                (None, Some(provider)) => http.header_provider(provider),
+                (None, None) => http,
             };
             let connector: Arc<dyn Connector> = match recorder {
                 Some(recorder) => Arc::new(recorder.connector(http)),
                 None => Arc::new(http),
             };
             let connected = builder
-                .server_name(url)
+                .server_name(url.clone())
                 .connect(move |handlers| connector.connect(handlers))
                 .await;
-            return connected.map_err(|e| match oauth.last_error() {
-                Some(why) => Failure::connecting(e).hint(why),
-                None => Failure::connecting(e),
+            return connected.map_err(|e| {
+                let unauthorized = matches!(
+                    e.kind(),
+                    ErrorKind::Transport(TransportError::AuthorizationRequired { .. })
+                );
+                let failure = Failure::connecting(e);
+                match oauth.and_then(|o| o.last_error()) {
+                    Some(why) => failure.hint(why),
+                    None if unauthorized => failure.hint(crate::auth::login_hint(&url)),
+                    None => failure,
+                }
             });
         }
     };
