@@ -54,6 +54,7 @@ impl HeadlessAuthorizer {
                 service,
                 timeout: crate::DEFAULT_TIMEOUT,
                 insecure_http: false,
+                dpop: None,
             },
         }
     }

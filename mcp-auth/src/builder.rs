@@ -6,6 +6,7 @@ use std::time::Duration;
 use mcp_transport_http::HttpService;
 
 use crate::client::{ClientProfile, PreRegistered};
+use crate::dpop::{Dpop, DpopMode};
 use crate::fetch::{Fetcher, origin};
 use crate::provider::{Inner, OAuthProvider};
 use crate::store::{MemoryStore, TokenStore};
@@ -24,6 +25,7 @@ pub struct OAuthProviderBuilder {
     client_credentials: bool,
     timeout: Duration,
     insecure_http: bool,
+    dpop: DpopMode,
 }
 
 impl std::fmt::Debug for dyn TokenStore {
@@ -45,6 +47,7 @@ impl OAuthProviderBuilder {
             client_credentials: false,
             timeout: crate::DEFAULT_TIMEOUT,
             insecure_http: false,
+            dpop: DpopMode::default(),
         }
     }
 
@@ -110,6 +113,32 @@ impl OAuthProviderBuilder {
         self
     }
 
+    /// Whether to ask for DPoP-bound tokens (RFC 9449): default
+    /// [`DpopMode::Auto`], when the authorization server or the resource
+    /// says so. The key is made by [`build`](Self::build), kept in memory
+    /// only and never shown.
+    ///
+    /// ```
+    /// use mcp_auth::{DpopMode, HeadlessAuthorizer, OAuthProvider};
+    /// use mcp_transport_http::HttpTransportBuilder;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let url = "https://mcp.example.com/mcp";
+    /// let service = HttpTransportBuilder::new(url).http_service()?;
+    /// // Bearer tokens only, whatever the servers offer.
+    /// let oauth = OAuthProvider::builder(url)
+    ///     .authorizer(HeadlessAuthorizer::new(service.clone()))
+    ///     .dpop(DpopMode::Off)
+    ///     .build(service)?;
+    /// # let _ = oauth;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn dpop(mut self, mode: DpopMode) -> Self {
+        self.dpop = mode;
+        self
+    }
+
     /// Builds the provider, sending the flow's requests through `service`
     /// (the transport's:
     /// [`HttpTransportBuilder::http_service`](mcp_transport_http::HttpTransportBuilder::http_service)).
@@ -129,6 +158,7 @@ impl OAuthProviderBuilder {
                     service,
                     timeout: self.timeout,
                     insecure_http: self.insecure_http,
+                    dpop: None,
                 },
                 profile: ClientProfile {
                     client_name: self.client_name,
@@ -142,6 +172,10 @@ impl OAuthProviderBuilder {
                     self.authorizer
                 },
                 store: self.store,
+                dpop: match self.dpop {
+                    DpopMode::Off => None,
+                    mode => Some(Arc::new(Dpop::generate(mode)?)),
+                },
                 state: tokio::sync::Mutex::new(Default::default()),
                 last_error: std::sync::Mutex::new(None),
             }),

@@ -37,6 +37,11 @@ pub struct StoredAuthorization {
     /// The granted scopes.
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// Whether the access token is DPoP-bound (RFC 9449). Its key is never
+    /// stored, so a later provider cannot use it: it keeps only the
+    /// client's registration from such a record.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dpop_bound: bool,
 }
 
 impl std::fmt::Debug for StoredAuthorization {
