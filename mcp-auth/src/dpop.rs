@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::AuthError;
 use crate::fetch::origin;
+use crate::secret::Secret;
 
 /// The response header a server gives a nonce in (RFC 9449 §8, §9).
 pub(crate) const NONCE_HEADER: &str = "dpop-nonce";
@@ -76,9 +77,8 @@ impl DpopMode {
 /// A provider's DPoP state: its key, and the nonces servers gave it.
 pub(crate) struct Dpop {
     pub(crate) mode: DpopMode,
-    key: EcdsaKeyPair,
-    /// The public key as a JWK (RFC 7518 §6.2): what every proof carries.
-    jwk: Value,
+    /// Replaced once at most: by the key a stored token is bound to.
+    key: RwLock<Key>,
     rng: SystemRandom,
     /// The last nonce of each origin (`scheme://host:port`).
     nonces: Mutex<HashMap<String, String>>,
@@ -94,16 +94,21 @@ impl fmt::Debug for Dpop {
     }
 }
 
-impl Dpop {
-    /// A fresh P-256 key pair, never stored anywhere.
-    pub(crate) fn generate(mode: DpopMode) -> Result<Dpop, AuthError> {
-        let rng = SystemRandom::new();
-        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
-            .map_err(|_| AuthError::Config("could not generate a DPoP key".into()))?;
-        let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
-            .map_err(|_| AuthError::Config("could not read the DPoP key".into()))?;
+/// One key pair.
+struct Key {
+    pair: EcdsaKeyPair,
+    /// The public key as a JWK (RFC 7518 §6.2): what every proof carries.
+    jwk: Value,
+    /// The private key as PKCS#8, base64url: what a store keeps.
+    pkcs8: Secret,
+}
+
+impl Key {
+    fn from_pkcs8(pkcs8: &[u8], rng: &SystemRandom) -> Result<Key, AuthError> {
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8, rng)
+            .map_err(|_| AuthError::Config("the DPoP key is not a P-256 PKCS#8 key".into()))?;
         // An uncompressed point: 0x04, then x and y of 32 bytes each.
-        let point = key.public_key().as_ref();
+        let point = pair.public_key().as_ref();
         if point.len() != 65 || point[0] != 4 {
             return Err(AuthError::Config(
                 "the DPoP public key is not an uncompressed P-256 point".into(),
@@ -115,24 +120,60 @@ impl Dpop {
             "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
             "y": URL_SAFE_NO_PAD.encode(&point[33..]),
         });
+        Ok(Key {
+            pair,
+            jwk,
+            pkcs8: Secret::new(URL_SAFE_NO_PAD.encode(pkcs8)),
+        })
+    }
+}
+
+impl Dpop {
+    /// A fresh P-256 key pair, in memory.
+    pub(crate) fn generate(mode: DpopMode) -> Result<Dpop, AuthError> {
+        let rng = SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+            .map_err(|_| AuthError::Config("could not generate a DPoP key".into()))?;
+        let key = Key::from_pkcs8(pkcs8.as_ref(), &rng)?;
         Ok(Dpop {
             mode,
-            key,
-            jwk,
+            key: RwLock::new(key),
             rng,
             nonces: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The private key, for the token store only (a bound token is of no
+    /// use without it).
+    pub(crate) fn export(&self) -> Option<Secret> {
+        self.key.read().ok().map(|k| k.pkcs8.clone())
+    }
+
+    /// Takes the key a stored token is bound to; `false` if it is not one.
+    pub(crate) fn adopt(&self, exported: &str) -> bool {
+        let key = URL_SAFE_NO_PAD
+            .decode(exported)
+            .ok()
+            .and_then(|der| Key::from_pkcs8(&der, &self.rng).ok());
+        match (key, self.key.write()) {
+            (Some(key), Ok(mut current)) => {
+                *current = key;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The JWK SHA-256 thumbprint of the public key (RFC 7638): the
     /// `cnf.jkt` a server binds tokens to.
     #[cfg(test)]
     pub(crate) fn thumbprint(&self) -> String {
+        let jwk = self.jwk();
         // The required members in lexicographic order, no whitespace.
         let canonical = format!(
             r#"{{"crv":"P-256","kty":"EC","x":"{}","y":"{}"}}"#,
-            self.jwk["x"].as_str().unwrap_or_default(),
-            self.jwk["y"].as_str().unwrap_or_default()
+            jwk["x"].as_str().unwrap_or_default(),
+            jwk["y"].as_str().unwrap_or_default()
         );
         URL_SAFE_NO_PAD.encode(ring::digest::digest(
             &ring::digest::SHA256,
@@ -166,7 +207,11 @@ impl Dpop {
         self.rng
             .fill(&mut jti)
             .map_err(|_| AuthError::Config("no randomness for a DPoP proof".into()))?;
-        let header = json!({"typ": "dpop+jwt", "alg": ALGORITHM, "jwk": self.jwk});
+        let key = self
+            .key
+            .read()
+            .map_err(|_| AuthError::Config("the DPoP key is unusable".into()))?;
+        let header = json!({"typ": "dpop+jwt", "alg": ALGORITHM, "jwk": key.jwk});
         let mut claims = json!({
             "jti": URL_SAFE_NO_PAD.encode(jti),
             "htm": method,
@@ -185,14 +230,19 @@ impl Dpop {
             URL_SAFE_NO_PAD.encode(claims.to_string())
         );
         // ring's FIXED encoding is r || s, what JWS ES256 wants (RFC 7518 §3.4).
-        let signature = self
-            .key
+        let signature = key
+            .pair
             .sign(&self.rng, input.as_bytes())
             .map_err(|_| AuthError::Config("could not sign a DPoP proof".into()))?;
         Ok(format!(
             "{input}.{}",
             URL_SAFE_NO_PAD.encode(signature.as_ref())
         ))
+    }
+
+    #[cfg(test)]
+    fn jwk(&self) -> Value {
+        self.key.read().unwrap().jwk.clone()
     }
 
     /// The nonce kept for `origin`.
@@ -371,6 +421,20 @@ mod tests {
     }
 
     #[test]
+    fn an_exported_key_is_adopted_whole() {
+        let (a, b) = (
+            Dpop::generate(DpopMode::On).unwrap(),
+            Dpop::generate(DpopMode::On).unwrap(),
+        );
+        assert_ne!(a.thumbprint(), b.thumbprint());
+        assert!(b.adopt(a.export().unwrap().expose()));
+        assert_eq!(a.thumbprint(), b.thumbprint());
+        verified(&b.proof("GET", "https://h/", None).unwrap());
+        assert!(!b.adopt("not a key"));
+        assert_eq!(a.thumbprint(), b.thumbprint(), "kept on a bad one");
+    }
+
+    #[test]
     fn auto_follows_the_metadata() {
         let es = vec!["ES256".to_owned()];
         let rs = vec!["RS256".to_owned()];
@@ -386,7 +450,8 @@ mod tests {
     fn debug_shows_no_key() {
         let dpop = Dpop::generate(DpopMode::Auto).unwrap();
         let shown = format!("{dpop:?}");
-        assert!(!shown.contains(dpop.jwk["x"].as_str().unwrap()));
+        assert!(!shown.contains(dpop.jwk()["x"].as_str().unwrap()));
+        assert!(!shown.contains(dpop.export().unwrap().expose()));
         assert!(shown.contains("ES256"));
     }
 

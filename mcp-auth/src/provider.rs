@@ -101,14 +101,20 @@ impl Inner {
         if !state.loaded {
             state.loaded = true;
             if let Some(record) = self.store.load(&self.mcp_url) {
+                // A DPoP-bound token is of use only with the key it is
+                // bound to, which the record carries.
+                let adopted = self
+                    .dpop
+                    .as_ref()
+                    .zip(record.dpop_key.as_deref())
+                    .is_some_and(|(dpop, key)| dpop.adopt(key));
+                let usable = adopted || !record.dpop_bound;
                 let session = Session::from_stored(record, &self.profile);
                 state.registrations.insert(
                     session.registration.issuer.clone(),
                     session.registration.clone(),
                 );
-                // A DPoP-bound token is useless without the key it is
-                // bound to, which died with the provider that had it.
-                if !session.tokens.bound {
+                if usable {
                     state.session = Some(session);
                     tracing::debug!("authorization read from the store");
                 }
@@ -120,7 +126,17 @@ impl Inner {
     /// Keeps the session in the store, or forgets it there.
     fn persist(&self, state: &State) {
         match &state.session {
-            Some(session) => self.store.save(&self.mcp_url, &session.to_stored()),
+            Some(session) => {
+                let mut record = session.to_stored();
+                if session.dpop {
+                    record.dpop_key = self
+                        .dpop
+                        .as_ref()
+                        .and_then(|d| d.export())
+                        .map(|k| k.expose().to_owned());
+                }
+                self.store.save(&self.mcp_url, &record);
+            }
             None => self.store.remove(&self.mcp_url),
         }
     }
@@ -426,8 +442,18 @@ impl HeaderProvider for OAuthProvider {
                 return false;
             }
             if wants_nonce {
-                tracing::debug!(nonce_given, "the server wants a DPoP nonce");
-                return nonce_given;
+                let bound = inner
+                    .lock_state()
+                    .await
+                    .session
+                    .as_ref()
+                    .is_some_and(|s| s.tokens.bound);
+                tracing::debug!(nonce_given, bound, "the server wants a DPoP nonce");
+                // Without a bound token yet, the flow runs as for any 401
+                // (and its proofs then carry the nonce).
+                if bound {
+                    return nonce_given;
+                }
             }
             match inner.answer(status, parsed, refused_at).await {
                 Ok(again) => again,

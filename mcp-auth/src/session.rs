@@ -47,6 +47,8 @@ impl Session {
             }),
             scopes: self.tokens.scopes.clone(),
             dpop_bound: self.tokens.bound,
+            // Set by the provider, which holds the key.
+            dpop_key: None,
         }
     }
 
@@ -81,7 +83,7 @@ impl Session {
             },
             token_endpoint: record.token_endpoint,
             resource: record.resource,
-            dpop: record.dpop_bound,
+            dpop: record.dpop_bound || record.dpop_key.is_some(),
             // Older than any challenge that may come.
             obtained: Instant::now() - Duration::from_secs(1),
             refreshed_on_challenge: false,

@@ -600,3 +600,50 @@ async fn the_provider_debug_shows_the_mode_not_the_key() {
     assert!(!shown.contains("access-1"));
     t.close().await;
 }
+
+#[tokio::test]
+async fn a_later_provider_goes_on_with_the_stored_token_and_its_key() {
+    let servers = Servers::start(|_| {}).await;
+    let dir = std::env::temp_dir().join(format!("mcp-auth-dpop-{}", std::process::id()));
+    let path = dir.join("tokens.json");
+    let with_store = |mode| {
+        let url = servers.mcp_url();
+        let service = HttpTransportBuilder::new(&url).http_service().unwrap();
+        OAuthProvider::builder(&url)
+            .redirect_uri("http://127.0.0.1:9/callback")
+            .authorizer(HeadlessAuthorizer::new(service.clone()))
+            .store(mcp_auth::FileStore::new(&path))
+            .dpop(mode)
+            .build(service)
+            .unwrap()
+    };
+    let first = transport(&servers.mcp_url(), with_store(DpopMode::Auto));
+    send(&first, 1, "tools/list").await.unwrap();
+    first.close().await;
+    let second = transport(&servers.mcp_url(), with_store(DpopMode::Auto));
+    send(&second, 1, "tools/list").await.unwrap();
+    second.close().await;
+    // The server checks that each proof's key is the one the token is
+    // bound to: the second provider signed with the first one's key.
+    assert_eq!(servers.faults(), Vec::<String>::new());
+    assert_eq!(servers.seen_at("/token").len(), 1, "no second grant");
+    assert_eq!(
+        servers
+            .seen_at("/mcp")
+            .last()
+            .unwrap()
+            .header("authorization"),
+        Some("DPoP access-1")
+    );
+    // Without DPoP, the bound token is of no use: a fresh (Bearer) grant.
+    let third = transport(&servers.mcp_url(), with_store(DpopMode::Off));
+    send(&third, 1, "tools/list").await.unwrap();
+    third.close().await;
+    assert_eq!(servers.seen_at("/token").len(), 2);
+    assert_eq!(
+        servers.seen_at("/register").len(),
+        1,
+        "the registration is kept"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1667,3 +1667,21 @@ fn excerpt(body: &[u8]) -> String {
     }
     cut
 }
+
+#[cfg(test)]
+mod nonce_challenge_tests {
+    use super::is_dpop_nonce_challenge;
+
+    #[test]
+    fn only_a_dpop_nonce_challenge_has_a_try_of_its_own() {
+        assert!(is_dpop_nonce_challenge(
+            r#"DPoP error="use_dpop_nonce", resource_metadata="https://h/p""#
+        ));
+        assert!(is_dpop_nonce_challenge(r#"dpop error="use_dpop_nonce""#));
+        assert!(!is_dpop_nonce_challenge(
+            r#"DPoP resource_metadata="https://h/p""#
+        ));
+        assert!(!is_dpop_nonce_challenge(r#"Bearer error="invalid_token""#));
+        assert!(!is_dpop_nonce_challenge(r#"Bearer error="use_dpop_nonce""#));
+    }
+}
