@@ -55,6 +55,7 @@ impl HeadlessAuthorizer {
                 timeout: crate::DEFAULT_TIMEOUT,
                 insecure_http: false,
                 addresses: Default::default(),
+                dpop: None,
             },
         }
     }

@@ -7,6 +7,7 @@ use mcp_transport_http::HttpService;
 
 use crate::address::AddressPolicy;
 use crate::client::{ClientProfile, PreRegistered};
+use crate::dpop::{Dpop, DpopMode};
 use crate::fetch::{Fetcher, origin};
 use crate::grants::AssertionGrant;
 use crate::provider::{Inner, OAuthProvider};
@@ -29,6 +30,7 @@ pub struct OAuthProviderBuilder {
     timeout: Duration,
     insecure_http: bool,
     refuse_internal: bool,
+    dpop: DpopMode,
 }
 
 impl std::fmt::Debug for dyn TokenStore {
@@ -52,6 +54,7 @@ impl OAuthProviderBuilder {
             timeout: crate::DEFAULT_TIMEOUT,
             insecure_http: false,
             refuse_internal: false,
+            dpop: DpopMode::default(),
         }
     }
 
@@ -140,6 +143,33 @@ impl OAuthProviderBuilder {
         self
     }
 
+    /// Whether to ask for DPoP-bound tokens (RFC 9449): default
+    /// [`DpopMode::Auto`], when the authorization server or the resource
+    /// says so. The key is made by [`build`](Self::build), never shown, and
+    /// kept in the token store beside the tokens bound to it (a later run
+    /// needs it to present them).
+    ///
+    /// ```
+    /// use mcp_auth::{DpopMode, HeadlessAuthorizer, OAuthProvider};
+    /// use mcp_transport_http::HttpTransportBuilder;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let url = "https://mcp.example.com/mcp";
+    /// let service = HttpTransportBuilder::new(url).http_service()?;
+    /// // Bearer tokens only, whatever the servers offer.
+    /// let oauth = OAuthProvider::builder(url)
+    ///     .authorizer(HeadlessAuthorizer::new(service.clone()))
+    ///     .dpop(DpopMode::Off)
+    ///     .build(service)?;
+    /// # let _ = oauth;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn dpop(mut self, mode: DpopMode) -> Self {
+        self.dpop = mode;
+        self
+    }
+
     /// Builds the provider, sending the flow's requests through `service`
     /// (the transport's:
     /// [`HttpTransportBuilder::http_service`](mcp_transport_http::HttpTransportBuilder::http_service)).
@@ -167,6 +197,7 @@ impl OAuthProviderBuilder {
                     timeout: self.timeout,
                     insecure_http: self.insecure_http,
                     addresses,
+                    dpop: None,
                 },
                 profile: ClientProfile {
                     client_name: self.client_name,
@@ -177,6 +208,10 @@ impl OAuthProviderBuilder {
                 authorizer: if machine { None } else { self.authorizer },
                 assertion: self.assertion,
                 store: self.store,
+                dpop: match self.dpop {
+                    DpopMode::Off => None,
+                    mode => Some(Arc::new(Dpop::generate(mode)?)),
+                },
                 state: tokio::sync::Mutex::new(Default::default()),
                 last_error: std::sync::Mutex::new(None),
             }),

@@ -1,4 +1,5 @@
-//! The `WWW-Authenticate: Bearer ...` challenge (RFC 6750 §3, RFC 9728 §5.1).
+//! The `WWW-Authenticate: Bearer ...` challenge (RFC 6750 §3, RFC 9728 §5.1),
+//! or its `DPoP ...` twin (RFC 9449 §7.1), which has the same parameters.
 
 /// What a `Bearer` challenge says: the parameters the flow uses.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -13,7 +14,8 @@ pub struct BearerChallenge {
 }
 
 impl BearerChallenge {
-    /// Parses the first `Bearer` challenge of a `WWW-Authenticate` value;
+    /// Parses the first challenge of a `WWW-Authenticate` value if it is
+    /// `Bearer` or `DPoP`;
     /// anything unreadable is left out rather than failing, since a
     /// challenge only guides discovery.
     ///
@@ -50,7 +52,7 @@ impl BearerChallenge {
 
 fn strip_scheme(header: &str) -> Option<&str> {
     let (scheme, rest) = header.split_once(|c: char| c.is_ascii_whitespace())?;
-    scheme.eq_ignore_ascii_case("bearer").then_some(rest)
+    (scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("dpop")).then_some(rest)
 }
 
 /// `name=value` or `name="quoted \" value"` pairs separated by commas; stops
@@ -109,6 +111,15 @@ mod tests {
         assert_eq!(c.scope, ["x"]);
         assert_eq!(c.resource_metadata.as_deref(), Some("http://h:1/p"));
         assert!(!c.is_insufficient_scope());
+    }
+
+    #[test]
+    fn a_dpop_challenge_reads_the_same() {
+        let c = BearerChallenge::parse(
+            r#"DPoP error="use_dpop_nonce", resource_metadata="http://h:1/p""#,
+        );
+        assert_eq!(c.error.as_deref(), Some("use_dpop_nonce"));
+        assert_eq!(c.resource_metadata.as_deref(), Some("http://h:1/p"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! (an authorization server's 302 is read, never followed), every wait
 //! bounded, every body size bounded.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,6 +14,7 @@ use serde::de::DeserializeOwned;
 
 use crate::AuthError;
 use crate::address::AddressPolicy;
+use crate::dpop::{Dpop, is_use_nonce_error};
 
 /// The most of a metadata or token body that is read.
 const BODY_LIMIT: usize = 1024 * 1024;
@@ -42,6 +44,8 @@ pub(crate) struct Fetcher {
     pub(crate) insecure_http: bool,
     /// Which hosts may be reached (all, by default).
     pub(crate) addresses: AddressPolicy,
+    /// Set for token requests that carry a DPoP proof.
+    pub(crate) dpop: Option<Arc<Dpop>>,
 }
 
 impl Fetcher {
@@ -125,20 +129,69 @@ impl Fetcher {
         }
     }
 
-    /// Runs `request` (built by `oauth2`) through the service.
+    /// The same fetcher, with DPoP proofs on its token requests or not.
+    pub(crate) fn with_dpop(&self, dpop: Option<Arc<Dpop>>) -> Fetcher {
+        Fetcher {
+            dpop,
+            ..self.clone()
+        }
+    }
+
+    /// Runs `request` (built by `oauth2`: a token request) through the
+    /// service, as [`token_request`](Self::token_request) does.
     pub(crate) async fn oauth2(
         &self,
         request: oauth2::HttpRequest,
     ) -> Result<oauth2::HttpResponse, FetchError> {
         let (parts, body) = request.into_parts();
+        let request = http::Request::from_parts(parts, Bytes::from(body));
         let answer = self
-            .send(http::Request::from_parts(parts, Bytes::from(body)))
+            .token_request(request)
             .await
             .map_err(|e| FetchError(e.to_string()))?;
         let mut response = http::Response::new(answer.body.to_vec());
         *response.status_mut() = answer.status;
         *response.headers_mut() = answer.headers;
         Ok(response)
+    }
+
+    /// Sends a token request, whichever grant built it. With DPoP, each
+    /// try carries a fresh proof; an answer's `DPoP-Nonce` is kept, and a
+    /// `use_dpop_nonce` refusal is tried once more with it (RFC 9449 §8).
+    pub(crate) async fn token_request(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> Result<Answer, AuthError> {
+        let (parts, body) = request.into_parts();
+        let url = parts.uri.to_string();
+        let mut retried = false;
+        loop {
+            let mut request = http::Request::new(body.clone());
+            *request.method_mut() = parts.method.clone();
+            *request.uri_mut() = parts.uri.clone();
+            *request.version_mut() = parts.version;
+            *request.headers_mut() = parts.headers.clone();
+            if let Some(dpop) = &self.dpop {
+                let proof = dpop.proof(parts.method.as_str(), &url, None)?;
+                let value = http::HeaderValue::from_str(&proof)
+                    .map_err(|e| AuthError::Protocol(format!("a DPoP proof: {e}")))?;
+                request.headers_mut().insert("dpop", value);
+            }
+            let answer = self.send(request).await?;
+            if let Some(dpop) = &self.dpop {
+                let nonce = dpop.observe(&url, &answer.headers);
+                if nonce
+                    && !retried
+                    && answer.status == StatusCode::BAD_REQUEST
+                    && is_use_nonce_error(&answer.body)
+                {
+                    tracing::debug!(%url, "the token endpoint wants a DPoP nonce; once more with it");
+                    retried = true;
+                    continue;
+                }
+            }
+            return Ok(answer);
+        }
     }
 }
 

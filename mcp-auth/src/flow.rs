@@ -25,6 +25,8 @@ pub(crate) struct TokenSet {
     pub(crate) refresh_at: Option<Instant>,
     /// Granted (or, when the server does not say, requested) scopes.
     pub(crate) scopes: Vec<String>,
+    /// `token_type: DPoP`: sent with the DPoP scheme and a proof (RFC 9449 §7.1).
+    pub(crate) bound: bool,
 }
 
 /// What one authorization needs besides the registration.
@@ -119,6 +121,7 @@ pub(crate) fn token_set(response: &BasicTokenResponse, requested: &[String]) -> 
             || requested.to_vec(),
             |s| s.iter().map(|s| s.to_string()).collect(),
         ),
+        bound: response.token_type().as_ref().eq_ignore_ascii_case("dpop"),
     }
 }
 

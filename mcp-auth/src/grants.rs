@@ -203,7 +203,15 @@ async fn exchange_for_id_jag(
         params.push(("scope", scopes.join(" ")));
     }
     tracing::debug!(idp = %idp.token_endpoint, %audience, %resource, "token exchange for an ID-JAG");
-    let answer = token_request(fetcher, &idp.token_endpoint, &idp.registration(), params).await?;
+    // The ID-JAG is not bound to a key: no DPoP proof at the IdP.
+    let idp_fetcher = fetcher.with_dpop(None);
+    let answer = token_request(
+        &idp_fetcher,
+        &idp.token_endpoint,
+        &idp.registration(),
+        params,
+    )
+    .await?;
     let response: ExchangeResponse = answer.json("the token exchange response")?;
     match response.issued_token_type.as_deref() {
         None | Some(ID_JAG) => {}
@@ -285,7 +293,7 @@ pub(crate) async fn token_request(
     let request = request
         .body(Bytes::from(body))
         .map_err(|e| AuthError::Protocol(format!("{endpoint:?} is not a usable URL: {e}")))?;
-    let answer = fetcher.send(request).await?;
+    let answer = fetcher.token_request(request).await?;
     if answer.status.is_success() {
         return Ok(answer);
     }

@@ -30,6 +30,12 @@
 //!   fresh authorization, once per request. One refresh or authorization
 //!   at a time: concurrent requests wait for it.
 //! * **Client credentials** (secret or private-key JWT) for machines.
+//! * **DPoP** (RFC 9449, SEP-1932), when the authorization server lists
+//!   `ES256` in `dpop_signing_alg_values_supported` or the resource
+//!   requires bound tokens ([`DpopMode`]): an ES256 key made per provider,
+//!   a proof on every token request, a DPoP-bound token sent as
+//!   `Authorization: DPoP …` with a fresh proof on each request, and the
+//!   servers' nonces (`use_dpop_nonce`) kept per origin and honoured.
 //! * **Enterprise-managed authorization** (SEP-990): the person's ID token
 //!   from the enterprise IdP exchanged there for an ID-JAG (RFC 8693),
 //!   presented to the MCP server's authorization server with the
@@ -72,7 +78,8 @@
 //! ```
 //!
 //! Nothing secret shows in `Debug` output or logs: tokens, secrets and
-//! keys are [`Secret`]s or [`PrivateKey`]s.
+//! keys are [`Secret`]s or [`PrivateKey`]s, and the DPoP key is shown by
+//! its algorithm only.
 //!
 //! # Dependencies, and why
 //!
@@ -81,6 +88,8 @@
 //!   driven through the transport's [`HttpService`](mcp_transport_http::HttpService).
 //! * `jsonwebtoken` (on `ring`, like the TLS stack): the `private_key_jwt`
 //!   client assertion.
+//! * `ring` (already under rustls and `jsonwebtoken`) and `base64`: the
+//!   DPoP key pair, proofs and `ath`.
 //! * `url`: parsing redirects and metadata URLs (never to re-serialise
 //!   `resource`, which goes out as given).
 //! * `base64`: the `client_secret_basic` header of the JWT-bearer and
@@ -94,6 +103,7 @@ mod authorizer;
 mod builder;
 mod challenge;
 mod client;
+mod dpop;
 mod enterprise;
 mod fetch;
 mod flow;
@@ -113,6 +123,7 @@ pub use authorizer::{Authorizer, HeadlessAuthorizer};
 pub use builder::OAuthProviderBuilder;
 pub use challenge::BearerChallenge;
 pub use client::{AuthMethod, PreRegistered};
+pub use dpop::DpopMode;
 pub use enterprise::EnterpriseIdp;
 pub use jwt_source::JwtSource;
 pub use loopback::{DEFAULT_LOOPBACK_WAIT, LoopbackAuthorizer};

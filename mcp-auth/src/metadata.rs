@@ -20,6 +20,9 @@ pub struct ResourceMetadata {
     /// The scopes the resource knows.
     #[serde(default)]
     pub scopes_supported: Option<Vec<String>>,
+    /// Whether the resource takes DPoP-bound tokens only (RFC 9728 §2).
+    #[serde(default)]
+    pub dpop_bound_access_tokens_required: bool,
 }
 
 /// Authorization server metadata, the fields the flow uses.
@@ -51,6 +54,9 @@ pub struct ServerMetadata {
     /// Whether a client ID metadata document URL may be the `client_id`.
     #[serde(default)]
     pub client_id_metadata_document_supported: bool,
+    /// The JWS algorithms it takes in DPoP proofs (RFC 9449 §5.1).
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 /// The PRM URLs in the spec's order: the challenge's, then the path-based
@@ -207,6 +213,7 @@ pub(crate) async fn legacy_server_metadata(
         token_endpoint_auth_methods_supported: None,
         authorization_response_iss_parameter_supported: false,
         client_id_metadata_document_supported: false,
+        dpop_signing_alg_values_supported: None,
     })
 }
 

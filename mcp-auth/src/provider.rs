@@ -13,6 +13,7 @@ use tokio::sync::Mutex;
 use crate::builder::OAuthProviderBuilder;
 use crate::challenge::BearerChallenge;
 use crate::client::{ClientProfile, Registration, identify};
+use crate::dpop::{Dpop, USE_DPOP_NONCE};
 use crate::fetch::{Fetcher, origin};
 use crate::flow::{CodeRequest, authorization_code, client_credentials, refresh};
 use crate::grants::AssertionGrant;
@@ -39,6 +40,8 @@ pub(crate) struct Inner {
     /// With no authorizer: a JWT-bearer grant instead of client credentials.
     pub(crate) assertion: Option<AssertionGrant>,
     pub(crate) store: Arc<dyn TokenStore>,
+    /// `None`: DPoP is off.
+    pub(crate) dpop: Option<Arc<Dpop>>,
     pub(crate) state: Mutex<State>,
     pub(crate) last_error: std::sync::Mutex<Option<String>>,
 }
@@ -101,13 +104,23 @@ impl Inner {
         if !state.loaded {
             state.loaded = true;
             if let Some(record) = self.store.load(&self.mcp_url) {
+                // A DPoP-bound token is of use only with the key it is
+                // bound to, which the record carries.
+                let adopted = self
+                    .dpop
+                    .as_ref()
+                    .zip(record.dpop_key.as_deref())
+                    .is_some_and(|(dpop, key)| dpop.adopt(key));
+                let usable = adopted || !record.dpop_bound;
                 let session = Session::from_stored(record, &self.profile);
                 state.registrations.insert(
                     session.registration.issuer.clone(),
                     session.registration.clone(),
                 );
-                state.session = Some(session);
-                tracing::debug!("authorization read from the store");
+                if usable {
+                    state.session = Some(session);
+                    tracing::debug!("authorization read from the store");
+                }
             }
         }
         state
@@ -116,7 +129,17 @@ impl Inner {
     /// Keeps the session in the store, or forgets it there.
     fn persist(&self, state: &State) {
         match &state.session {
-            Some(session) => self.store.save(&self.mcp_url, &session.to_stored()),
+            Some(session) => {
+                let mut record = session.to_stored();
+                if session.dpop {
+                    record.dpop_key = self
+                        .dpop
+                        .as_ref()
+                        .and_then(|d| d.export())
+                        .map(|k| k.expose().to_owned());
+                }
+                self.store.save(&self.mcp_url, &record);
+            }
             None => self.store.remove(&self.mcp_url),
         }
     }
@@ -194,6 +217,15 @@ impl Inner {
             }
         };
         state.requested = scopes.clone();
+        let dpop = self.dpop.clone().filter(|d| {
+            d.mode.wanted(
+                metadata.dpop_signing_alg_values_supported.as_deref(),
+                prm.as_ref()
+                    .is_some_and(|p| p.dpop_bound_access_tokens_required),
+            )
+        });
+        let used_dpop = dpop.is_some();
+        let fetcher = self.fetcher.with_dpop(dpop);
         let tokens = match (&self.authorizer, &self.assertion) {
             (Some(authorizer), _) => {
                 let request = CodeRequest {
@@ -203,12 +235,12 @@ impl Inner {
                     redirect_uri: &self.profile.redirect_uri,
                     require_listed_pkce: strict,
                 };
-                authorization_code(&self.fetcher, authorizer.as_ref(), &registration, request).await
+                authorization_code(&fetcher, authorizer.as_ref(), &registration, request).await
             }
             (None, Some(grant)) => {
                 grant
                     .tokens(
-                        &self.fetcher,
+                        &fetcher,
                         &registration,
                         &metadata,
                         resource.as_deref(),
@@ -219,7 +251,7 @@ impl Inner {
             }
             (None, None) => {
                 client_credentials(
-                    &self.fetcher,
+                    &fetcher,
                     &registration,
                     &metadata.token_endpoint,
                     resource.as_deref(),
@@ -242,6 +274,7 @@ impl Inner {
             registration,
             token_endpoint: metadata.token_endpoint.clone(),
             resource,
+            dpop: used_dpop,
             obtained: Instant::now(),
             refreshed_on_challenge: false,
         });
@@ -257,8 +290,11 @@ impl Inner {
         let Some(refresh_token) = session.tokens.refresh.clone() else {
             return Err(AuthError::Config("no refresh token".into()));
         };
+        let fetcher = self
+            .fetcher
+            .with_dpop(self.dpop.clone().filter(|_| session.dpop));
         let outcome = refresh(
-            &self.fetcher,
+            &fetcher,
             &session.registration,
             &session.token_endpoint,
             session.resource.as_deref(),
@@ -360,8 +396,9 @@ impl HeaderProvider for OAuthProvider {
         request: &http::request::Parts,
     ) -> BoxFuture<'static, Result<HeaderMap, BoxError>> {
         let inner = self.inner.clone();
+        let (method, uri) = (request.method.clone(), request.uri.to_string());
         // Only the MCP server's own origin ever sees the token.
-        let same_origin = origin(&request.uri.to_string()).as_deref() == Some(&inner.origin);
+        let same_origin = origin(&uri).as_deref() == Some(&inner.origin);
         Box::pin(async move {
             let mut headers = HeaderMap::new();
             if !same_origin {
@@ -378,13 +415,30 @@ impl HeaderProvider for OAuthProvider {
                 let _ = inner.refresh(&mut state).await;
             }
             if let Some(session) = &state.session {
-                let mut value =
-                    HeaderValue::from_str(&format!("Bearer {}", session.tokens.access.expose()))?;
+                let token = session.tokens.access.expose();
+                // A DPoP-bound token goes with the DPoP scheme and a proof
+                // of its own for this very request (RFC 9449 §7.1).
+                let scheme = match inner.dpop.as_ref().filter(|_| session.tokens.bound) {
+                    Some(dpop) => {
+                        let proof = dpop.proof(method.as_str(), &uri, Some(token))?;
+                        let mut proof = HeaderValue::from_str(&proof)?;
+                        // Short-lived, but a replay within its window works.
+                        proof.set_sensitive(true);
+                        headers.insert("dpop", proof);
+                        "DPoP"
+                    }
+                    None => "Bearer",
+                };
+                let mut value = HeaderValue::from_str(&format!("{scheme} {token}"))?;
                 value.set_sensitive(true);
                 headers.insert(AUTHORIZATION, value);
             }
             Ok(headers)
         })
+    }
+
+    fn on_response(&self, uri: &http::Uri, _status: http::StatusCode, headers: &HeaderMap) {
+        self.keep_nonce(uri, headers);
     }
 
     fn on_challenge(&self, challenge: &AuthChallenge) -> BoxFuture<'static, bool> {
@@ -397,9 +451,31 @@ impl HeaderProvider for OAuthProvider {
             .as_deref()
             .map(BearerChallenge::parse)
             .unwrap_or_default();
+        // RFC 9449 §9: the proof lacked the server's nonce, which came with
+        // the refusal: the same token with a new proof is the answer.
+        let nonce_given = same_origin
+            && inner
+                .dpop
+                .as_ref()
+                .is_some_and(|d| d.observe(&challenge.uri.to_string(), &challenge.headers));
+        let wants_nonce = status == 401 && parsed.error.as_deref() == Some(USE_DPOP_NONCE);
         Box::pin(async move {
             if !same_origin {
                 return false;
+            }
+            if wants_nonce {
+                let bound = inner
+                    .lock_state()
+                    .await
+                    .session
+                    .as_ref()
+                    .is_some_and(|s| s.tokens.bound);
+                tracing::debug!(nonce_given, bound, "the server wants a DPoP nonce");
+                // Without a bound token yet, the flow runs as for any 401
+                // (and its proofs then carry the nonce).
+                if bound {
+                    return nonce_given;
+                }
             }
             match inner.answer(status, parsed, refused_at).await {
                 Ok(again) => again,
@@ -415,12 +491,26 @@ impl HeaderProvider for OAuthProvider {
     }
 }
 
+impl OAuthProvider {
+    /// Keeps the `DPoP-Nonce` of any answer of the MCP server (RFC 9449
+    /// §9: a server may hand out a new one at any time).
+    fn keep_nonce(&self, uri: &http::Uri, headers: &HeaderMap) {
+        if let Some(dpop) = &self.inner.dpop {
+            let uri = uri.to_string();
+            if origin(&uri).as_deref() == Some(&self.inner.origin) {
+                dpop.observe(&uri, headers);
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for OAuthProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthProvider")
             .field("mcp_url", &self.inner.mcp_url)
             .field("profile", &self.inner.profile)
             .field("client_credentials", &self.inner.authorizer.is_none())
+            .field("dpop", &self.inner.dpop.as_ref().map(|d| d.mode))
             .finish_non_exhaustive()
     }
 }

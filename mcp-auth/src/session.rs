@@ -14,6 +14,9 @@ pub(crate) struct Session {
     pub(crate) token_endpoint: String,
     pub(crate) resource: Option<String>,
     pub(crate) obtained: Instant,
+    /// Whether the grant's token requests carried DPoP proofs: its
+    /// refreshes then do too.
+    pub(crate) dpop: bool,
     /// Whether the token came from a refresh made for a 401: if the
     /// server refuses that one too, refreshing again cannot help.
     pub(crate) refreshed_on_challenge: bool,
@@ -43,6 +46,9 @@ impl Session {
                     .map(|d| d.as_secs())
             }),
             scopes: self.tokens.scopes.clone(),
+            dpop_bound: self.tokens.bound,
+            // Set by the provider, which holds the key.
+            dpop_key: None,
         }
     }
 
@@ -66,6 +72,7 @@ impl Session {
                     .refresh_at
                     .map(|at| Instant::now() + Duration::from_secs(at.saturating_sub(now_unix))),
                 scopes: record.scopes,
+                bound: record.dpop_bound,
             },
             registration: Registration {
                 issuer: record.issuer,
@@ -76,6 +83,7 @@ impl Session {
             },
             token_endpoint: record.token_endpoint,
             resource: record.resource,
+            dpop: record.dpop_bound || record.dpop_key.is_some(),
             // Older than any challenge that may come.
             obtained: Instant::now() - Duration::from_secs(1),
             refreshed_on_challenge: false,

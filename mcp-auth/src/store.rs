@@ -37,6 +37,14 @@ pub struct StoredAuthorization {
     /// The granted scopes.
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// Whether the access token is DPoP-bound (RFC 9449).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dpop_bound: bool,
+    /// The DPoP private key (PKCS#8, base64url) the tokens are bound to,
+    /// as secret as they are: a later provider for the same server takes
+    /// it, or keeps only the registration if it does not use DPoP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<String>,
 }
 
 impl std::fmt::Debug for StoredAuthorization {

@@ -92,6 +92,12 @@ impl HeaderProvider for RecordingHeaders {
             None => Box::pin(async { false }),
         }
     }
+
+    fn on_response(&self, uri: &http::Uri, status: http::StatusCode, headers: &HeaderMap) {
+        if let Some(inner) = &self.inner {
+            inner.on_response(uri, status, headers);
+        }
+    }
 }
 
 impl std::fmt::Debug for RecordingHeaders {

@@ -127,12 +127,54 @@ pub trait HeaderProvider: Send + Sync + 'static {
     /// the transport gives up with [`TransportError::AuthorizationRequired`].
     /// Answering `true` (after refreshing a token, say) sends the same
     /// request once more, with fresh [`headers`](Self::headers); a second
-    /// 401 or 403 to that is the request's outcome. The default answers
+    /// 401 or 403 to that is the request's outcome. One kind of 401 has a
+    /// try of its own besides: `WWW-Authenticate: DPoP
+    /// error="use_dpop_nonce"` (RFC 9449 §9), which asks for nothing but a
+    /// new proof with the nonce it gives, so that a token obtained for the
+    /// first 401 can still meet the server's nonce. The default answers
     /// `false`: the challenge goes to the caller.
     fn on_challenge(&self, challenge: &AuthChallenge) -> BoxFuture<'static, bool> {
         let _ = challenge;
         Box::pin(async { false })
     }
+
+    /// Sees the head of every answer to a request it gave headers for,
+    /// before anything else is done with it (a DPoP provider keeps the
+    /// `DPoP-Nonce` a server may send on any answer, RFC 9449 §9). The
+    /// default does nothing.
+    ///
+    /// ```
+    /// use futures::future::BoxFuture;
+    /// use http::{HeaderMap, StatusCode, Uri};
+    /// use mcp_transport_http::{BoxError, HeaderProvider};
+    ///
+    /// struct Watch;
+    ///
+    /// impl HeaderProvider for Watch {
+    ///     fn headers(&self, _: &http::request::Parts) -> BoxFuture<'static, Result<HeaderMap, BoxError>> {
+    ///         Box::pin(async { Ok(HeaderMap::new()) })
+    ///     }
+    ///     fn on_response(&self, uri: &Uri, status: StatusCode, headers: &HeaderMap) {
+    ///         if let Some(nonce) = headers.get("dpop-nonce") {
+    ///             println!("{uri} answered {status} with a new nonce {nonce:?}");
+    ///         }
+    ///     }
+    /// }
+    /// # let _ = Watch;
+    /// ```
+    fn on_response(&self, uri: &Uri, status: StatusCode, headers: &HeaderMap) {
+        let _ = (uri, status, headers);
+    }
+}
+
+/// Whether a `WWW-Authenticate` value is a DPoP challenge for a nonce
+/// (RFC 9449 §9): the scheme `DPoP` and `error="use_dpop_nonce"`.
+fn is_dpop_nonce_challenge(value: &str) -> bool {
+    let value = value.trim_start();
+    value
+        .get(..5)
+        .is_some_and(|s| s.eq_ignore_ascii_case("dpop "))
+        && value.contains("use_dpop_nonce")
 }
 
 /// A 401 or 403 answer, as [`HeaderProvider::on_challenge`] sees it.
@@ -148,6 +190,8 @@ pub struct AuthChallenge {
     /// The URL the request went to (the server's own origin: redirects to
     /// another are never followed).
     pub uri: Uri,
+    /// All the answer's headers (`DPoP-Nonce` among them, RFC 9449 §9).
+    pub headers: HeaderMap,
 }
 
 /// Everything fixed when the transport is built.
@@ -569,6 +613,7 @@ impl Shared {
         let mut uri = url;
         let mut hops = 0;
         let mut challenged = false;
+        let mut nonce_challenged = false;
         loop {
             let body = match taken.take() {
                 Some(t) => RequestBody::signalling(body.clone(), t),
@@ -613,20 +658,35 @@ impl Shared {
                 .await
                 .map_err(|e| classify(&e))?;
             let status = response.status();
+            if let Some(provider) = &self.config.provider {
+                provider.on_response(&uri, status, response.headers());
+            }
+            let www_authenticate = response
+                .headers()
+                .get(WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            // A nonce challenge has its own try (see `on_challenge`).
+            let for_nonce = status == StatusCode::UNAUTHORIZED
+                && www_authenticate
+                    .as_deref()
+                    .is_some_and(is_dpop_nonce_challenge);
+            let spent = if for_nonce {
+                &mut nonce_challenged
+            } else {
+                &mut challenged
+            };
             if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
-                && !challenged
+                && !*spent
                 && let Some(provider) = &self.config.provider
             {
-                challenged = true;
+                *spent = true;
                 let challenge = AuthChallenge {
                     status: status.as_u16(),
-                    www_authenticate: response
-                        .headers()
-                        .get(WWW_AUTHENTICATE)
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_owned),
+                    www_authenticate,
                     method: method.clone(),
                     uri: uri.clone(),
+                    headers: response.headers().clone(),
                 };
                 if provider.on_challenge(&challenge).await {
                     tracing::debug!(status = status.as_u16(), "sending again after a challenge");
@@ -1606,4 +1666,22 @@ fn excerpt(body: &[u8]) -> String {
         cut.push('…');
     }
     cut
+}
+
+#[cfg(test)]
+mod nonce_challenge_tests {
+    use super::is_dpop_nonce_challenge;
+
+    #[test]
+    fn only_a_dpop_nonce_challenge_has_a_try_of_its_own() {
+        assert!(is_dpop_nonce_challenge(
+            r#"DPoP error="use_dpop_nonce", resource_metadata="https://h/p""#
+        ));
+        assert!(is_dpop_nonce_challenge(r#"dpop error="use_dpop_nonce""#));
+        assert!(!is_dpop_nonce_challenge(
+            r#"DPoP resource_metadata="https://h/p""#
+        ));
+        assert!(!is_dpop_nonce_challenge(r#"Bearer error="invalid_token""#));
+        assert!(!is_dpop_nonce_challenge(r#"Bearer error="use_dpop_nonce""#));
+    }
 }
