@@ -11,20 +11,28 @@
 //!   run) with no client library: pre-serialized request lines with
 //!   incrementing ids, one answer line read per request.
 //!
-//! Four measurements: latency of one `tools/call echo` round trip,
-//! throughput of concurrent callers on one connection, peak memory on a large
-//! result (each case in a child process of its own, so that peaks do not
-//! mix), and connect time (spawn to the first `tools/list` answer).
+//! The rows: latency of one `tools/call echo` round trip (small and 16 KiB),
+//! throughput of concurrent callers on one connection (stdio, and HTTP over
+//! loopback with JSON and SSE answers), peak memory on a large echo and on
+//! large results (each case in a child process of its own, so that peaks do
+//! not mix), connect time (stdio and HTTP, pinned, probing, and with a
+//! saved verdict), many idle connections, and protocol micro-benchmarks.
+//! Built without the default `rmcp` feature, every row runs with ours and
+//! the limit only (what `cargo xtask bench --quick` does in CI).
 //!
 //! Usage: `mcp-bench --server PATH [--out FILE] [--quick]`.
 
 mod bare;
 mod cases;
+mod http;
+mod idle;
+mod large;
 mod memory;
+mod micro;
 mod report;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use report::Report;
 
@@ -36,6 +44,8 @@ static ALLOCATOR: memory::Counting = memory::Counting;
 pub struct Settings {
     /// The `mcp-testkit-server` binary.
     pub server: PathBuf,
+    /// A `--quick` run.
+    pub quick: bool,
     /// Sequential calls measured per latency case.
     pub calls: usize,
     /// Calls made before measuring.
@@ -44,26 +54,75 @@ pub struct Settings {
     pub throughput_calls: usize,
     /// The time a throughput case may take, at most.
     pub throughput_time: Duration,
-    /// The concurrent callers of the throughput cases.
+    /// The concurrent callers of the stdio throughput cases.
     pub callers: Vec<usize>,
+    /// The calls an HTTP throughput case makes, at most.
+    pub http_calls: usize,
+    /// The concurrent callers of the HTTP cases.
+    pub http_callers: Vec<usize>,
     /// Connects measured per connect case.
     pub connects: usize,
-    /// The size of the large result.
+    /// The size of the large echo.
     pub large: usize,
+    /// The blob of the large `resources/read`.
+    pub large_blob: usize,
+    /// The text of the large `tools/call`.
+    pub large_text: usize,
+    /// The extra tools of the large `tools/list`.
+    pub large_tools: usize,
+    /// Runs of each memory and large case (the median is reported).
+    pub memory_runs: usize,
+    /// Idle HTTP clients.
+    pub idle_http: usize,
+    /// Idle stdio clients.
+    pub idle_stdio: usize,
+    /// Iterations per round of the cheaper micro-benchmarks.
+    pub micro_iters: usize,
 }
 
 impl Settings {
     fn new(server: PathBuf, quick: bool) -> Self {
-        let scale = if quick { 10 } else { 1 };
+        if quick {
+            return Settings {
+                server,
+                quick,
+                calls: 100,
+                warmup: 20,
+                throughput_calls: 1000,
+                throughput_time: Duration::from_millis(500),
+                callers: vec![1, 16, 64, 256],
+                http_calls: 300,
+                http_callers: vec![1, 16, 64],
+                connects: 2,
+                large: 256 * 1024,
+                large_blob: 256 * 1024,
+                large_text: 256 * 1024,
+                large_tools: 100,
+                memory_runs: 1,
+                idle_http: 20,
+                idle_stdio: 5,
+                micro_iters: 100,
+            };
+        }
         Settings {
             server,
-            calls: 2000 / scale,
-            warmup: 200 / scale,
-            throughput_calls: 20_000 / scale,
-            throughput_time: Duration::from_secs(if quick { 1 } else { 4 }),
-            callers: vec![1, 16, 64],
-            connects: if quick { 5 } else { 60 },
+            quick,
+            calls: 2000,
+            warmup: 200,
+            throughput_calls: 20_000,
+            throughput_time: Duration::from_secs(4),
+            callers: vec![1, 16, 64, 256],
+            http_calls: 10_000,
+            http_callers: vec![1, 16, 64],
+            connects: 40,
             large: 8 * 1024 * 1024,
+            large_blob: 64 * 1024 * 1024,
+            large_text: 8 * 1024 * 1024,
+            large_tools: 5000 - 11,
+            memory_runs: 3,
+            idle_http: 1000,
+            idle_stdio: 200,
+            micro_iters: 20_000,
         }
     }
 }
@@ -140,20 +199,56 @@ fn run(args: &[String]) -> Result {
 }
 
 async fn bench(settings: &Settings) -> Result<Report> {
+    let started = Instant::now();
     let mut report = Report {
         load_before: report::load_average(),
         ..Report::default()
     };
-    eprintln!("capturing the bytes our client sends ...");
+    let step = |name: &str| eprintln!("[{:>5.1} s] {name} ...", started.elapsed().as_secs_f64());
+    step("capturing the bytes our client sends");
     let wire = bare::Wire::capture(&settings.server).await?;
     report.wire = wire.describe();
-    eprintln!("latency ...");
+    step("micro-benchmarks");
+    micro::run(settings, &mut report)?;
+    step("stdio latency");
     cases::latency(settings, &wire, &mut report).await?;
-    eprintln!("throughput ...");
+    step("stdio throughput");
     cases::throughput(settings, &wire, &mut report).await?;
-    eprintln!("memory ...");
+    step("HTTP throughput");
+    http::throughput(settings, &wire, &mut report).await?;
+    step("memory on the large echo");
     memory::run(settings, &mut report).await?;
-    eprintln!("connect ...");
+    step("large results");
+    large::run(settings, &mut report).await?;
+    step("connect over stdio");
     cases::connect(settings, &wire, &mut report).await?;
+    saved_verdict_lines(settings, &mut report).await?;
+    step("connect over HTTP");
+    http::connect(settings, &wire, &mut report).await?;
+    step("many idle connections");
+    idle::run(settings, &mut report).await?;
+    report.took = started.elapsed();
+    step("done");
     Ok(report)
+}
+
+/// Counts what our client sends before its first request, with a saved
+/// verdict and pinned, on a modern and a legacy server.
+async fn saved_verdict_lines(settings: &Settings, report: &mut Report) -> Result {
+    use mcp_client::EraMode;
+    for (era, mode) in [("modern", EraMode::Modern), ("legacy", EraMode::Legacy)] {
+        let conn = cases::Conn::connect(
+            cases::ClientKind::Ours(EraMode::Auto),
+            &settings.server,
+            era,
+        )
+        .await?;
+        let verdict = conn.ours().map(mcp_client::Client::verdict).ok_or("ours")?;
+        conn.close().await?;
+        let saved =
+            bare::messages_before_list(&settings.server, era, EraMode::Auto, Some(verdict)).await?;
+        let pinned = bare::messages_before_list(&settings.server, era, mode, None).await?;
+        report.saved_verdict_lines.push((era, saved, pinned));
+    }
+    Ok(())
 }

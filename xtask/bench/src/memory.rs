@@ -7,7 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::bare::{Bare, Era, Wire};
 use crate::cases::{ClientKind, Conn};
@@ -33,10 +33,10 @@ pub struct Measured {
 pub async fn run(settings: &Settings, report: &mut Report) -> Result {
     let exe = std::env::current_exe()?;
     for era in Era::BOTH {
-        for who in [Who::Ours, Who::Rmcp, Who::Limit] {
+        for who in crate::cases::clients().into_iter().chain([Who::Limit]) {
             let case = format!("{}-{}", who.name(), era.flag());
             let mut runs = Vec::new();
-            for _ in 0..MEMORY_RUNS {
+            for _ in 0..settings.memory_runs {
                 runs.push(one_case(settings, &exe, &case).await?);
             }
             let median = |f: fn(&Measured) -> u64| {
@@ -63,22 +63,24 @@ pub async fn run(settings: &Settings, report: &mut Report) -> Result {
     Ok(())
 }
 
-/// How many times each memory case runs (the report takes the median).
-const MEMORY_RUNS: usize = 3;
-
 /// Runs one case in a child process and reads what it measured.
-async fn one_case(settings: &Settings, exe: &std::path::Path, case: &str) -> Result<Measured> {
+pub async fn one_case(settings: &Settings, exe: &std::path::Path, case: &str) -> Result<Measured> {
     let out = tokio::time::timeout(
-        Duration::from_secs(60),
+        Duration::from_secs(120),
         tokio::process::Command::new(exe)
             .arg("--server")
             .arg(&settings.server)
+            .args(if settings.quick {
+                &["--quick"][..]
+            } else {
+                &[][..]
+            })
             .args(["--mem-case", case])
             .kill_on_drop(true)
             .output(),
     )
     .await
-    .map_err(|_| format!("memory case {case} took over 60 s"))??;
+    .map_err(|_| format!("memory case {case} took over 120 s"))??;
     if !out.status.success() {
         return Err(format!(
             "memory case {case} failed: {}",
@@ -99,6 +101,12 @@ async fn one_case(settings: &Settings, exe: &std::path::Path, case: &str) -> Res
 
 /// One case, in this (child) process; prints what it measured as JSON.
 pub async fn child(settings: &Settings, case: &str) -> Result {
+    if let Some(rest) = case.strip_prefix("large-") {
+        return crate::large::child(settings, rest).await;
+    }
+    if let Some(rest) = case.strip_prefix("idle-") {
+        return crate::idle::child(settings, rest).await;
+    }
     let (who, era) = case
         .split_once('-')
         .ok_or_else(|| format!("bad memory case {case:?}"))?;
@@ -113,7 +121,7 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
     match who {
         "ours" | "rmcp" => {
             let conn = Conn::connect(
-                ClientKind::pinned(who == "ours", era),
+                ClientKind::pinned(if who == "ours" { Who::Ours } else { Who::Rmcp }, era),
                 &settings.server,
                 era.flag(),
             )
@@ -129,8 +137,9 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
                         .as_str()
                         .map_or(0, str::len)
                 }
+                #[cfg(feature = "rmcp")]
                 Conn::Rmcp(service) => {
-                    let mut args = Map::new();
+                    let mut args = serde_json::Map::new();
                     args.insert("text".into(), Value::String(text.clone()));
                     let params =
                         rmcp::model::CallToolRequestParams::new("echo").with_arguments(args);
@@ -181,7 +190,7 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
 }
 
 /// Resident memory before a call, and the peak after it.
-struct Peak {
+pub struct Peak {
     rss: u64,
     hwm: u64,
 }
@@ -189,7 +198,7 @@ struct Peak {
 impl Peak {
     /// Resets the peak (where the kernel lets us) and notes what is
     /// resident now.
-    fn start() -> Self {
+    pub fn start() -> Self {
         let _ = Self::reset();
         Peak {
             rss: status("VmRSS:"),
@@ -201,13 +210,13 @@ impl Peak {
         std::fs::write("/proc/self/clear_refs", "5")
     }
 
-    fn resettable() -> bool {
+    pub fn resettable() -> bool {
         Self::reset().is_ok()
     }
 
     /// How far the peak rose above the resident memory at the start (or
     /// above the old peak, when it could not be reset).
-    fn growth(&self) -> u64 {
+    pub fn growth(&self) -> u64 {
         let hwm = status("VmHWM:");
         if Self::resettable() {
             hwm.saturating_sub(self.rss)
@@ -290,23 +299,28 @@ unsafe impl GlobalAlloc for Counting {
 }
 
 /// Peak live heap bytes above a starting point.
-struct Heap {
+pub struct Heap {
     start: isize,
 }
 
 impl Heap {
     /// Turns counting on (for the rest of the process).
-    fn track() {
+    pub fn track() {
         TRACK.store(true, Ordering::Relaxed);
     }
 
-    fn start() -> Self {
+    pub fn start() -> Self {
         let start = LIVE.load(Ordering::Relaxed);
         PEAK.store(start, Ordering::Relaxed);
         Heap { start }
     }
 
-    fn growth(&self) -> u64 {
+    pub fn growth(&self) -> u64 {
         (PEAK.load(Ordering::Relaxed) - self.start).max(0) as u64
+    }
+
+    /// Live heap bytes now above the starting point (negative: fewer).
+    pub fn live(&self) -> i64 {
+        (LIVE.load(Ordering::Relaxed) - self.start) as i64
     }
 }
