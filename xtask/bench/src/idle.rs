@@ -61,6 +61,7 @@ pub async fn run(settings: &Settings, report: &mut Report) -> Result {
                     tasks_per_connection: f("tasks_per_connection"),
                     connect_each: Duration::from_secs_f64(f("connect_each")),
                     call_median: Duration::from_secs_f64(f("call_median")),
+                    big: v["big"].as_str().unwrap_or_default().to_owned(),
                 });
             }
         }
@@ -118,6 +119,7 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
     Heap::track();
     let heap = Heap::start();
     let tasks_before = metrics.num_alive_tasks();
+    let big_before = crate::memory::big_allocations();
     let start = Instant::now();
     let mut conns = Vec::with_capacity(n);
     for _ in 0..n {
@@ -134,6 +136,28 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let live = heap.live().max(0) as f64;
     let tasks = metrics.num_alive_tasks().saturating_sub(tasks_before) as f64;
+    // Where the heap went: blocks of 4 KiB and more that the connections
+    // added, per connection.
+    let big: Vec<String> = crate::memory::big_allocations()
+        .into_iter()
+        .map(|(size, count)| {
+            let before = big_before
+                .iter()
+                .find(|(s, _)| *s == size)
+                .map_or(0, |(_, c)| *c);
+            (size, count - before)
+        })
+        // Fewer than one in a hundred connections is noise.
+        .filter(|(_, added)| *added as f64 / n as f64 >= 0.01)
+        .map(|(size, added)| {
+            format!(
+                "{:.2} × {}–{} KiB",
+                added as f64 / n as f64,
+                size / 1024,
+                size * 2 / 1024
+            )
+        })
+        .collect();
     let mut times = Vec::with_capacity(n);
     for conn in &conns {
         let t = Instant::now();
@@ -153,6 +177,7 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
             "tasks_per_connection": tasks / n as f64,
             "connect_each": connect_each.as_secs_f64(),
             "call_median": call_median.as_secs_f64(),
+            "big": big.join(", "),
         })
     );
     Ok(())

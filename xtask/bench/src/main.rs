@@ -20,7 +20,7 @@
 //! Built without the default `rmcp` feature, every row runs with ours and
 //! the limit only (what `cargo xtask bench --quick` does in CI).
 //!
-//! Usage: `mcp-bench --server PATH [--out FILE] [--quick]`.
+//! Usage: `mcp-bench --server PATH [--out FILE] [--quick] [--only ROW,...]`.
 
 mod bare;
 mod cases;
@@ -78,6 +78,15 @@ pub struct Settings {
     pub idle_stdio: usize,
     /// Iterations per round of the cheaper micro-benchmarks.
     pub micro_iters: usize,
+    /// Only these rows (`--only a,b`; empty: all), to profile one.
+    pub only: Vec<String>,
+}
+
+impl Settings {
+    /// Whether the row `name` runs.
+    pub fn runs(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| o == name)
+    }
 }
 
 impl Settings {
@@ -102,6 +111,7 @@ impl Settings {
                 idle_http: 20,
                 idle_stdio: 5,
                 micro_iters: 100,
+                only: Vec::new(),
             };
         }
         Settings {
@@ -123,6 +133,7 @@ impl Settings {
             idle_http: 1000,
             idle_stdio: 200,
             micro_iters: 20_000,
+            only: Vec::new(),
         }
     }
 }
@@ -147,23 +158,34 @@ fn run(args: &[String]) -> Result {
     let mut out = None;
     let mut quick = false;
     let mut mem_case = None;
+    let mut only = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--server" => server = it.next().map(PathBuf::from),
             "--out" => out = it.next().map(PathBuf::from),
             "--quick" => quick = true,
+            "--only" => {
+                only = it
+                    .next()
+                    .map(|o| o.split(',').map(str::to_owned).collect())
+                    .unwrap_or_default()
+            }
             // Internal: one memory case, in a process of its own.
             "--mem-case" => mem_case = it.next().cloned(),
             "--help" | "-h" => {
-                println!("usage: mcp-bench --server PATH [--out FILE] [--quick]");
+                println!(
+                    "usage: mcp-bench --server PATH [--out FILE] [--quick] [--only ROW,...]\n\
+                     rows: micro latency throughput http memory large connect idle"
+                );
                 return Ok(());
             }
             other => return Err(format!("unknown argument {other:?}").into()),
         }
     }
     let server = server.ok_or("--server PATH (the mcp-testkit-server binary) is required")?;
-    let settings = Settings::new(server, quick);
+    let mut settings = Settings::new(server, quick);
+    settings.only = only;
     // The same runtime for every client: tokio's multi-threaded default,
     // one worker per core.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -195,6 +217,9 @@ fn run(args: &[String]) -> Result {
         std::fs::write(&out, &text)?;
         eprintln!("written to {}", out.display());
     }
+    if report.failed {
+        return Err("a row failed (see the notes at the end of the report)".into());
+    }
     Ok(())
 }
 
@@ -208,28 +233,64 @@ async fn bench(settings: &Settings) -> Result<Report> {
     step("capturing the bytes our client sends");
     let wire = bare::Wire::capture(&settings.server).await?;
     report.wire = wire.describe();
-    step("micro-benchmarks");
-    micro::run(settings, &mut report)?;
-    step("stdio latency");
-    cases::latency(settings, &wire, &mut report).await?;
-    step("stdio throughput");
-    cases::throughput(settings, &wire, &mut report).await?;
-    step("HTTP throughput");
-    http::throughput(settings, &wire, &mut report).await?;
-    step("memory on the large echo");
-    memory::run(settings, &mut report).await?;
-    step("large results");
-    large::run(settings, &mut report).await?;
-    step("connect over stdio");
-    cases::connect(settings, &wire, &mut report).await?;
-    saved_verdict_lines(settings, &mut report).await?;
-    step("connect over HTTP");
-    http::connect(settings, &wire, &mut report).await?;
-    step("many idle connections");
-    idle::run(settings, &mut report).await?;
+    if settings.runs("micro") {
+        step("micro-benchmarks");
+        let outcome = micro::run(settings, &mut report);
+        failed(&mut report, outcome);
+    }
+    if settings.runs("latency") {
+        step("stdio latency");
+        let outcome = cases::latency(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("throughput") {
+        step("stdio throughput");
+        let outcome = cases::throughput(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("http") {
+        step("HTTP throughput");
+        let outcome = http::throughput(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("memory") {
+        step("memory on the large echo");
+        let outcome = memory::run(settings, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("large") {
+        step("large results");
+        let outcome = large::run(settings, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("connect") {
+        step("connect over stdio");
+        let outcome = cases::connect(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+        let outcome = saved_verdict_lines(settings, &mut report).await;
+        failed(&mut report, outcome);
+        step("connect over HTTP");
+        let outcome = http::connect(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("idle") {
+        step("many idle connections");
+        let outcome = idle::run(settings, &mut report).await;
+        failed(&mut report, outcome);
+    }
     report.took = started.elapsed();
     step("done");
     Ok(report)
+}
+
+/// A row that failed is told in the report's notes (and makes the run
+/// fail at the end), and the rows after it still run.
+fn failed(report: &mut Report, outcome: Result) {
+    if let Err(e) = outcome {
+        eprintln!("mcp-bench: a row failed: {e}");
+        report.notes.push(format!("a row failed: {e}"));
+        report.failed = true;
+    }
 }
 
 /// Counts what our client sends before its first request, with a saved

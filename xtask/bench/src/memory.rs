@@ -27,6 +27,9 @@ pub struct Measured {
     pub answer_bytes: u64,
     /// Whether the peak could be reset before the call (`clear_refs`).
     pub exact: bool,
+    /// The heap of the answer parsed to a `serde_json::Value` (large
+    /// results, limit only).
+    pub parsed: u64,
 }
 
 /// Runs every case, each in a child process.
@@ -63,10 +66,13 @@ pub async fn run(settings: &Settings, report: &mut Report) -> Result {
     Ok(())
 }
 
+/// How long one memory case may take.
+const LIMIT_SECS: u64 = 60;
+
 /// Runs one case in a child process and reads what it measured.
 pub async fn one_case(settings: &Settings, exe: &std::path::Path, case: &str) -> Result<Measured> {
     let out = tokio::time::timeout(
-        Duration::from_secs(120),
+        Duration::from_secs(LIMIT_SECS),
         tokio::process::Command::new(exe)
             .arg("--server")
             .arg(&settings.server)
@@ -80,7 +86,7 @@ pub async fn one_case(settings: &Settings, exe: &std::path::Path, case: &str) ->
             .output(),
     )
     .await
-    .map_err(|_| format!("memory case {case} took over 120 s"))??;
+    .map_err(|_| format!("memory case {case} took over {LIMIT_SECS} s"))??;
     if !out.status.success() {
         return Err(format!(
             "memory case {case} failed: {}",
@@ -96,6 +102,7 @@ pub async fn one_case(settings: &Settings, exe: &std::path::Path, case: &str) ->
         request_bytes: n("request_bytes"),
         answer_bytes: n("answer_bytes"),
         exact: v["exact"].as_bool().unwrap_or(false),
+        parsed: n("parsed"),
     })
 }
 
@@ -248,6 +255,17 @@ static TRACK: AtomicBool = AtomicBool::new(false);
 static LIVE: AtomicIsize = AtomicIsize::new(0);
 static PEAK: AtomicIsize = AtomicIsize::new(0);
 
+/// Live allocations of at least 4 KiB, by power of two of their size (the
+/// attribution of where a heap goes: `BIG[k]` counts sizes in
+/// `[2^k, 2^(k+1))`).
+static BIG: [AtomicIsize; 40] = [const { AtomicIsize::new(0) }; 40];
+/// The smallest size `BIG` counts.
+const BIG_FROM: usize = 4096;
+
+fn bucket(size: usize) -> usize {
+    (usize::BITS - 1 - size.leading_zeros()) as usize
+}
+
 fn grew(by: isize) {
     if TRACK.load(Ordering::Relaxed) {
         let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
@@ -261,6 +279,22 @@ fn shrank(by: isize) {
     }
 }
 
+/// Counts a block of `size` coming (`+1`) or going (`-1`) in `BIG`.
+fn big(size: usize, delta: isize) {
+    if size >= BIG_FROM && TRACK.load(Ordering::Relaxed) {
+        BIG[bucket(size).min(39)].fetch_add(delta, Ordering::Relaxed);
+    }
+}
+
+/// The live allocations of at least 4 KiB now, as (lowest size of the
+/// bucket, count).
+pub fn big_allocations() -> Vec<(usize, isize)> {
+    (0..40)
+        .map(|k| (1usize << k, BIG[k].load(Ordering::Relaxed)))
+        .filter(|(_, n)| *n != 0)
+        .collect()
+}
+
 // SAFETY: every call goes to `System` unchanged; only counters are added.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -268,6 +302,7 @@ unsafe impl GlobalAlloc for Counting {
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             grew(layout.size() as isize);
+            big(layout.size(), 1);
         }
         p
     }
@@ -277,6 +312,7 @@ unsafe impl GlobalAlloc for Counting {
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             grew(layout.size() as isize);
+            big(layout.size(), 1);
         }
         p
     }
@@ -285,6 +321,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: as the caller promised.
         unsafe { System.dealloc(ptr, layout) };
         shrank(layout.size() as isize);
+        big(layout.size(), -1);
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -292,7 +329,13 @@ unsafe impl GlobalAlloc for Counting {
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             let by = new_size as isize - layout.size() as isize;
-            if by >= 0 { grew(by) } else { shrank(-by) }
+            if by >= 0 {
+                grew(by)
+            } else {
+                shrank(-by)
+            }
+            big(layout.size(), -1);
+            big(new_size, 1);
         }
         p
     }

@@ -149,6 +149,8 @@ pub struct Large {
     pub wall: Duration,
     /// The answer's bytes on the wire (the limit's rows only).
     pub answer_bytes: u64,
+    /// The heap of the answer parsed to a `Value` (the limit's rows only).
+    pub parsed: u64,
 }
 
 /// One connect case.
@@ -172,6 +174,8 @@ pub struct Idle {
     pub tasks_per_connection: f64,
     pub connect_each: Duration,
     pub call_median: Duration,
+    /// Blocks of 4 KiB and more added per connection, by size.
+    pub big: String,
 }
 
 /// One micro-benchmark: seconds per operation in each round.
@@ -221,6 +225,8 @@ pub struct Report {
     pub notes: Vec<String>,
     /// How long the run took.
     pub took: Duration,
+    /// Whether a row failed.
+    pub failed: bool,
 }
 
 /// The 1-minute load average, from `/proc/loadavg`.
@@ -826,14 +832,16 @@ impl Report {
              `--text-bytes` or `--tools`), median of {} runs: the wall time of the call \
              (request out to typed result back) and its peak heap as above. Payload = \
              the answer's bytes on the wire (for the blob, its base64 text), as the limit \
-             read them. Lower is better.\n",
+             read them. **parsed floor**: the heap of that answer parsed to a \
+             `serde_json::Value` (limit rows), what any client that parses it holds at \
+             least besides the line. Lower is better.\n",
             settings.memory_runs
         )?;
         writeln!(
             s,
-            "| result | era | client | wall | ÷ limit | ÷ rmcp | peak heap | ÷ payload | peak RSS growth | payload |"
+            "| result | era | client | wall | ÷ limit | ÷ rmcp | peak heap | ÷ payload | peak RSS growth | payload | parsed floor |"
         )?;
-        writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")?;
+        writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")?;
         for row in &self.large {
             let limit = self.large_find(row, Who::Limit);
             let payload = limit.map_or(0, |l| l.answer_bytes);
@@ -854,7 +862,7 @@ impl Report {
             };
             writeln!(
                 s,
-                "| {} | {} | {} | {} | {vl} | {vr} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {vl} | {vr} | {} | {} | {} | {} | {} |",
                 row.kind.describe(settings),
                 row.era.flag(),
                 row.who.name(),
@@ -864,6 +872,15 @@ impl Report {
                 mib(row.growth),
                 if row.who == Who::Limit {
                     mib(payload)
+                } else {
+                    String::new()
+                },
+                if row.who == Who::Limit {
+                    format!(
+                        "{} ({})",
+                        mib(row.parsed),
+                        ratio(row.parsed as f64, Some(payload as f64))
+                    )
                 } else {
                     String::new()
                 },
@@ -958,13 +975,13 @@ impl Report {
         )?;
         writeln!(
             s,
-            "| transport | era | client | connections | heap / connection | tasks / connection | connect (each) | one call each (median) |"
+            "| transport | era | client | connections | heap / connection | tasks / connection | connect (each) | one call each (median) | blocks ≥ 4 KiB per connection |"
         )?;
-        writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|")?;
+        writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---|")?;
         for row in &self.idle {
             writeln!(
                 s,
-                "| {} | {} | {} | {} | {:.1} KiB | {:.2} | {} | {} |",
+                "| {} | {} | {} | {} | {:.1} KiB | {:.2} | {} | {} | {} |",
                 row.transport,
                 row.era.flag(),
                 row.who.name(),
@@ -973,6 +990,7 @@ impl Report {
                 row.tasks_per_connection,
                 us(row.connect_each),
                 us(row.call_median),
+                row.big,
             )?;
         }
         Ok(())
