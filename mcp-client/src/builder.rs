@@ -15,14 +15,13 @@ use mcp_transport::{
     ConnectionHandlers, ConnectionLimits, Connector, Listener, Tap, Transport, TransportError,
     TransportEvent,
 };
-use tokio::sync::broadcast;
 
 use crate::cache::{Cache, Group, Key};
 use crate::client::Client;
 use crate::config::{Config, EraMode};
 use crate::connect::Connecting;
 use crate::error::{ClientError, Result};
-use crate::events::{ServerEvent, dispatch_events, invalidate};
+use crate::events::{Events, ServerEvent, dispatch_events, invalidate};
 use crate::handlers::{
     ElicitationHandler, HandlerContext, HandlerError, Handlers, RootsHandler, RootsSource,
     SamplingHandler, elicitation_closure, roots_closure, sampling_closure,
@@ -428,7 +427,7 @@ impl ClientBuilder {
 
     async fn connect_shared(self, connector: Arc<dyn Connector>) -> Result<Client> {
         let config = Arc::new(self.config);
-        let (events, _) = broadcast::channel(1024);
+        let events = Events::default();
         let cache = Arc::new(Cache::new(
             config.cache_capacity,
             config.legacy_cache_max_age,

@@ -229,6 +229,34 @@ pub(crate) fn invalidate(cache: &Cache, n: &Notification) {
     }
 }
 
+/// How many events an [`EventStream`] may fall behind before it skips.
+const EVENT_CAPACITY: usize = 1024;
+
+/// The broadcast behind every [`EventStream`], made on the first
+/// [`crate::Client::events`]: a broadcast allocates all its slots up front
+/// (some 180 KiB for 1,024 events), which a connection nobody listens to
+/// should not hold. An event sent before then had no stream to reach
+/// anyway, as with a broadcast that has no receiver.
+#[derive(Clone, Default)]
+pub(crate) struct Events(std::sync::Arc<std::sync::OnceLock<broadcast::Sender<ServerEvent>>>);
+
+impl Events {
+    /// A receiver of every event from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ServerEvent> {
+        self.0
+            .get_or_init(|| broadcast::channel(EVENT_CAPACITY).0)
+            .subscribe()
+    }
+
+    /// Sends to every stream, if there has ever been one.
+    fn send(&self, event: ServerEvent) {
+        if let Some(tx) = self.0.get() {
+            // No subscriber left is fine: events are optional.
+            let _ = tx.send(event);
+        }
+    }
+}
+
 /// Turns the connection's notifications and the transport's own events
 /// into [`ServerEvent`]s, for the callback and every [`EventStream`]. Ends
 /// when the connection does.
@@ -236,7 +264,7 @@ pub(crate) async fn dispatch_events(
     notifications: ListenerStream,
     transport: ListenerStream<TransportEvent>,
     callback: Option<std::sync::Arc<EventCallback>>,
-    events: broadcast::Sender<ServerEvent>,
+    events: Events,
 ) {
     use futures::StreamExt;
     let mut all = futures::stream::select(
@@ -250,17 +278,12 @@ pub(crate) async fn dispatch_events(
 
 /// Hands one event to the callback (a panic there is caught and logged)
 /// and to the event streams.
-pub(crate) fn deliver(
-    callback: Option<&EventCallback>,
-    events: &broadcast::Sender<ServerEvent>,
-    event: ServerEvent,
-) {
+pub(crate) fn deliver(callback: Option<&EventCallback>, events: &Events, event: ServerEvent) {
     if let Some(callback) = callback {
         let call = std::panic::AssertUnwindSafe(|| callback(&event));
         if std::panic::catch_unwind(call).is_err() {
             tracing::error!("the event callback panicked; it keeps receiving events");
         }
     }
-    // No subscriber is fine: events are also optional.
-    let _ = events.send(event);
+    events.send(event);
 }

@@ -10,12 +10,11 @@ use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams};
 use mcp_protocol::{Era, Notification, ProtocolVersion, Request, RequestId, methods};
 use mcp_transport::{Listener, RequestOptions, Tap, Transport, TransportError};
 use serde_json::{Map, Value};
-use tokio::sync::broadcast;
 
 use crate::cache::Cache;
 use crate::config::Config;
 use crate::error::{ClientError, ErrorKind, Result};
-use crate::events::ServerEvent;
+use crate::events::Events;
 use crate::gating;
 use crate::options::CallOptions;
 use crate::recovery::Recovery;
@@ -85,7 +84,7 @@ pub(crate) struct Session {
     /// then on a request keeps no copy of its params for a `-32022` retry.
     version_confirmed: AtomicBool,
     pub(crate) late_discover: Arc<AtomicBool>,
-    pub(crate) events: broadcast::Sender<ServerEvent>,
+    pub(crate) events: Events,
     pub(crate) cache: Arc<Cache>,
     pub(crate) output_schemas: OutputSchemas,
     pub(crate) input_schemas: InputSchemas,
@@ -105,7 +104,7 @@ pub(crate) struct Prelude {
     pub(crate) config: Arc<Config>,
     pub(crate) ids: Arc<Ids>,
     pub(crate) late_discover: Arc<AtomicBool>,
-    pub(crate) events: broadcast::Sender<ServerEvent>,
+    pub(crate) events: Events,
     pub(crate) cache: Arc<Cache>,
     pub(crate) listener: Listener,
     pub(crate) invalidation: Tap<Notification>,

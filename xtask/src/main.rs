@@ -3,8 +3,9 @@
 //! - `cargo xtask test`: everything CI checks: formatting, clippy with
 //!   warnings denied, docs without warnings (all features), the dependency
 //!   rules between crates, `cargo package` of every published crate, every
-//!   test (unit, integration, doc), the quickstart example, and at the end
-//!   the interop suite, then the conformance suite.
+//!   test (unit, integration, doc), the quickstart example, a quick run of
+//!   the benchmarks (`bench --quick`), and at the end the interop suite,
+//!   then the conformance suite.
 //! - `cargo xtask deps`: only the dependency rules.
 //! - `cargo xtask interop [-- RUNNER ARGS]`: installs pinned real servers
 //!   into `.cache/interop/` (only when missing; a second run needs no
@@ -24,9 +25,11 @@
 //!   every scenario and check (see [`conformance`]). Only `auth/…`
 //!   scenarios may fail, as listed in `xtask/conformance/expected-failures.yml`.
 //! - `cargo xtask conformance-install [--offline]`: only its install step.
-//! - `cargo xtask bench [-- --quick]`: latency, throughput, memory and connect
-//!   time over stdio, against a bare pipe and against rmcp (see [`mod@bench`]);
-//!   the table goes to `target-bench/bench.md`.
+//! - `cargo xtask bench [-- --quick]`: every benchmark row (stdio and HTTP
+//!   latency and throughput, memory, large results, connect, idle
+//!   connections, protocol micro-benchmarks) against the limit and against
+//!   rmcp (see [`mod@bench`]); writes `BENCHMARKS.md`. `--quick`: a tiny run
+//!   of every row without rmcp, into `target-bench/bench-quick.md`.
 
 mod bench;
 mod cli;
@@ -57,7 +60,7 @@ fn main() -> ExitCode {
         "bench" => bench::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, then interop and conformance\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             stdio latency, throughput, memory, connect time vs a bare pipe and rmcp\n                    (built in target-bench/, table in target-bench/bench.md; `-- --quick` for a short run)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS
@@ -201,6 +204,9 @@ fn test() -> Result {
         .join("examples")
         .join(format!("quickstart{}", std::env::consts::EXE_SUFFIX));
     run(&quickstart.to_string_lossy(), &[], &[])?;
+    // The benchmarks keep building and running: every row, tiny, without
+    // rmcp (figures not published).
+    bench::bench(&["--quick".to_owned()])?;
     // Last: real servers, then the conformance suite, installed on first use.
     interop::interop(&[])?;
     conformance::conformance(&[])

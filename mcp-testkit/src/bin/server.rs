@@ -8,7 +8,8 @@ use std::time::Duration;
 #[cfg(feature = "http")]
 use mcp_testkit::fake::http::{HttpFake, HttpKnob, HttpOptions};
 use mcp_testkit::fake::{
-    CacheScope, DiscoverAnswer, EraChoice, FakeConfig, Knob, Methods, serve_stdio,
+    CacheScope, Content, DiscoverAnswer, EraChoice, FakeConfig, FakeResource, FakeTool, Knob,
+    Methods, ResourceBody, ToolBehavior, serve_stdio,
 };
 #[cfg(not(feature = "http"))]
 use no_http::{HttpKnob, HttpOptions};
@@ -28,6 +29,10 @@ USAGE: mcp-testkit-server [FLAGS]
   --discover-answer A           how a legacy connection answers server/discover:
                                 -32601 (default), -32602, -32000 or silent
   --never-read-stdin            never read stdin at all
+  --tools N                     N more tools (bulk_0 ... bulk_N-1, each echoing, with a
+                                description and an input schema), for large tools/list
+  --blob-bytes N                one more resource, fake://blob/large: N bytes (base64 on the wire)
+  --text-bytes N                one more tool, big_text: a text result of N bytes
   --knob K                      a misbehaviour, repeatable:
       exit-on-unknown-before-init   exit 1 on any request before initialize (rmcp < 3.0)
       fix-era-at-first-message      (dual) after a modern first request, initialize gets -32022
@@ -258,6 +263,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
     let mut http = HttpOptions::new();
     let mut oauth = false;
     let mut lifetime = Duration::from_secs(3600);
+    let mut bulk = Bulk::default();
     while let Some(flag) = args.next() {
         let (name, inline) = match flag.split_once('=') {
             Some((n, v)) if flag.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
@@ -299,6 +305,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
                 knobs.push(Knob::DiscoverAnswer(answer));
             }
             "--never-read-stdin" => knobs.push(Knob::NeverReadInput),
+            "--tools" => bulk.tools = number(&value("a number")?)? as usize,
+            "--blob-bytes" => bulk.blob = Some(number(&value("a number")?)? as usize),
+            "--text-bytes" => bulk.text = Some(number(&value("a number")?)? as usize),
             "--knob" => knobs.push(knob(&value("a knob")?)?),
             "--http" => {
                 let text = value("a port")?;
@@ -324,7 +333,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
     if let Some(n) = page_size {
         config = config.page_size(n);
     }
-    let config = knobs.into_iter().fold(config, FakeConfig::knob);
+    let content = bulk.add_to(config.content.clone());
+    let config = knobs
+        .into_iter()
+        .fold(config.content(content), FakeConfig::knob);
     if oauth && port.is_none() {
         return Err("--oauth needs --http PORT".into());
     }
@@ -334,6 +346,56 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
         oauth: oauth.then_some(lifetime),
     });
     Ok(Some((config, http)))
+}
+
+/// Large content for benchmarks: many tools, a large blob, a large text.
+#[derive(Default)]
+struct Bulk {
+    tools: usize,
+    blob: Option<usize>,
+    text: Option<usize>,
+}
+
+impl Bulk {
+    fn add_to(&self, mut content: Content) -> Content {
+        for i in 0..self.tools {
+            let schema = serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "description": "The text to return."},
+                    "count": {"type": "integer", "minimum": 0}
+                },
+                "required": ["text"]
+            });
+            content = content.with_tool(
+                FakeTool::new(
+                    &format!("bulk_{i}"),
+                    "Returns its text; one of many tools of a large listing.",
+                    ToolBehavior::Echo,
+                )
+                .input_schema(schema),
+            );
+        }
+        if let Some(n) = self.blob {
+            // Bytes of every value, so that base64 has no shortcut.
+            let bytes: Vec<u8> = (0..n).map(|i| (i * 131 % 251) as u8).collect();
+            content = content.with_resource(FakeResource::new(
+                "fake://blob/large",
+                "large",
+                "application/octet-stream",
+                ResourceBody::Blob(bytes),
+            ));
+        }
+        if let Some(n) = self.text {
+            let result = serde_json::json!({"content": [{"type": "text", "text": "x".repeat(n)}]});
+            content = content.with_tool(FakeTool::new(
+                "big_text",
+                "Returns a large text.",
+                ToolBehavior::Fixed(result),
+            ));
+        }
+        content
+    }
 }
 
 fn number(text: &str) -> Result<u64, String> {

@@ -290,8 +290,14 @@ impl Lines {
 impl Bare {
     /// Starts the server in `era`.
     pub fn spawn(server: &Path, era: Era) -> Result<Self> {
+        Self::spawn_with(server, era, &[])
+    }
+
+    /// Starts the server in `era` with these extra flags.
+    pub fn spawn_with(server: &Path, era: Era, extra: &[String]) -> Result<Self> {
         let mut child = Command::new(server)
             .args(["--era", era.flag()])
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -356,4 +362,49 @@ impl Bare {
         child.wait().await?;
         Ok(())
     }
+}
+
+/// How many messages our client sends before its first `tools/list` on a
+/// connect to a `server_era` server: pinned to `mode`, or with `saved`.
+pub async fn messages_before_list(
+    server: &Path,
+    server_era: &str,
+    mode: EraMode,
+    saved: Option<mcp_client::Verdict>,
+) -> Result<usize> {
+    let file = std::env::temp_dir().join(format!(
+        "mcp-bench-{}-count-{server_era}.jsonl",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&file);
+    let command = StdioCommand::new("/bin/sh").args([
+        "-c".as_ref(),
+        r#"tee "$0" | "$1" --era "$2""#.as_ref(),
+        file.as_os_str(),
+        server.as_os_str(),
+        server_era.as_ref(),
+    ]);
+    let mut builder = Client::builder().era(mode);
+    if let Some(v) = saved {
+        builder = builder.saved_verdict(v);
+    }
+    let client = builder.connect(command).await?;
+    client.list_tools().await?;
+    client.close().await;
+    let text = std::fs::read_to_string(&file)?;
+    let _ = std::fs::remove_file(&file);
+    let methods: Vec<String> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str::<Value>(l)
+                .ok()
+                .and_then(|v| v["method"].as_str().map(str::to_owned))
+                .unwrap_or_default()
+        })
+        .collect();
+    methods
+        .iter()
+        .position(|m| m == "tools/list")
+        .ok_or_else(|| format!("no tools/list sent: {text}").into())
 }

@@ -1,17 +1,15 @@
-//! The clients under test and the latency, throughput and connect cases.
+//! The clients under test and the stdio latency, throughput and connect
+//! cases.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mcp_client::{Client, EraMode};
+use mcp_client::{Client, EraMode, HttpTransportBuilder, Verdict};
+use mcp_transport_http::{HttpService, ProxyConfig};
 use mcp_transport_stdio::StdioCommand;
-use rmcp::model::{CallToolRequestParams, ProtocolVersion};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 
@@ -20,15 +18,19 @@ use crate::report::{Connect, Latency, Report, Stats, Throughput, Who};
 use crate::{Result, Settings};
 
 /// A client to test, and how it finds the server's era.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum ClientKind {
     /// Ours, in this mode.
     Ours(EraMode),
+    /// Ours, with the verdict of an earlier connection.
+    OursSaved(Box<Verdict>),
     /// rmcp, in this lifecycle.
+    #[cfg(feature = "rmcp")]
     Rmcp(RmcpMode),
 }
 
 /// rmcp's three lifecycles.
+#[cfg(feature = "rmcp")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RmcpMode {
     /// `initialize` (what `ServiceExt::serve` does).
@@ -39,32 +41,60 @@ pub enum RmcpMode {
     Auto,
 }
 
+/// The clients a run compares with the limit: ours, and rmcp when built in.
+pub fn clients() -> Vec<Who> {
+    let mut who = vec![Who::Ours];
+    if cfg!(feature = "rmcp") {
+        who.push(Who::Rmcp);
+    }
+    who
+}
+
 impl ClientKind {
-    /// Pinned to `era`.
-    pub fn pinned(ours: bool, era: Era) -> Self {
-        match (ours, era) {
-            (true, era) => ClientKind::Ours(era.mode()),
-            (false, Era::Legacy) => ClientKind::Rmcp(RmcpMode::Initialize),
-            (false, Era::Modern) => ClientKind::Rmcp(RmcpMode::Discover),
+    /// `who` pinned to `era`.
+    pub fn pinned(who: Who, era: Era) -> Self {
+        match (who, era) {
+            #[cfg(feature = "rmcp")]
+            (Who::Rmcp, Era::Legacy) => ClientKind::Rmcp(RmcpMode::Initialize),
+            #[cfg(feature = "rmcp")]
+            (Who::Rmcp, Era::Modern) => ClientKind::Rmcp(RmcpMode::Discover),
+            (_, era) => ClientKind::Ours(era.mode()),
         }
     }
 
     /// Who this is in the report.
-    pub fn who(self) -> Who {
+    pub fn who(&self) -> Who {
         match self {
-            ClientKind::Ours(_) => Who::Ours,
+            ClientKind::Ours(_) | ClientKind::OursSaved(_) => Who::Ours,
+            #[cfg(feature = "rmcp")]
             ClientKind::Rmcp(_) => Who::Rmcp,
         }
     }
 
     /// How it finds the era, for the report.
-    pub fn mode_name(self) -> &'static str {
+    pub fn mode_name(&self) -> &'static str {
         match self {
-            ClientKind::Ours(EraMode::Legacy) | ClientKind::Rmcp(RmcpMode::Initialize) => "legacy",
-            ClientKind::Ours(EraMode::Modern) | ClientKind::Rmcp(RmcpMode::Discover) => "modern",
+            ClientKind::Ours(EraMode::Legacy) => "legacy",
+            ClientKind::Ours(EraMode::Modern) => "modern",
+            ClientKind::OursSaved(_) => "saved verdict",
+            #[cfg(feature = "rmcp")]
+            ClientKind::Rmcp(RmcpMode::Initialize) => "legacy",
+            #[cfg(feature = "rmcp")]
+            ClientKind::Rmcp(RmcpMode::Discover) => "modern",
             _ => "auto",
         }
     }
+}
+
+/// Where a connection goes.
+#[derive(Clone)]
+pub enum Target<'a> {
+    /// The server binary spawned over stdio with `--era ERA` and these
+    /// extra flags.
+    Stdio(&'a Path, &'a str, &'a [String]),
+    /// A Streamable HTTP endpoint; ours sends through this service (so that
+    /// many clients share one pool), when given.
+    Http(&'a str, Option<&'a HttpService>),
 }
 
 /// An open connection of either client.
@@ -72,7 +102,8 @@ pub enum Conn {
     /// Ours.
     Ours(Client),
     /// rmcp's.
-    Rmcp(RunningService<RoleClient, ()>),
+    #[cfg(feature = "rmcp")]
+    Rmcp(rmcp::service::RunningService<rmcp::service::RoleClient, ()>),
 }
 
 /// A handle that calls `echo`, cheap to clone into tasks.
@@ -81,40 +112,61 @@ pub enum Caller {
     /// Ours.
     Ours(Client),
     /// rmcp's peer.
-    Rmcp(rmcp::Peer<RoleClient>),
+    #[cfg(feature = "rmcp")]
+    Rmcp(rmcp::Peer<rmcp::service::RoleClient>),
+}
+
+/// Our HTTP transport to `url`, with no proxy (the limit has none).
+pub fn our_http(url: &str, service: Option<&HttpService>) -> HttpTransportBuilder {
+    let builder = HttpTransportBuilder::new(url).proxy(ProxyConfig::None);
+    match service {
+        Some(s) => builder.service(s.clone()),
+        None => builder,
+    }
 }
 
 impl Conn {
     /// Spawns the server with `--era server_era` and connects.
     pub async fn connect(kind: ClientKind, server: &Path, server_era: &str) -> Result<Conn> {
-        match kind {
-            ClientKind::Ours(mode) => {
-                let command = StdioCommand::new(server).args(["--era", server_era]);
-                Ok(Conn::Ours(
-                    Client::builder().era(mode).connect(command).await?,
-                ))
+        Self::open(kind, Target::Stdio(server, server_era, &[])).await
+    }
+
+    /// Connects to `target`.
+    pub async fn open(kind: ClientKind, target: Target<'_>) -> Result<Conn> {
+        let ours = |mode: Option<EraMode>, saved: Option<Verdict>| {
+            let mut b = Client::builder();
+            if let Some(mode) = mode {
+                b = b.era(mode);
             }
-            ClientKind::Rmcp(mode) => {
-                let command = tokio::process::Command::new(server).configure(|c| {
-                    c.args(["--era", server_era]);
-                });
-                let (transport, _) = TokioChildProcess::builder(command)
-                    .stderr(Stdio::null())
-                    .spawn()?;
-                let lifecycle = match mode {
-                    RmcpMode::Initialize => ClientLifecycleMode::Initialize,
-                    RmcpMode::Discover => ClientLifecycleMode::Discover {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    },
-                    RmcpMode::Auto => ClientLifecycleMode::Auto {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                        legacy_version: None,
-                    },
-                };
-                Ok(Conn::Rmcp(
-                    ().serve_with_lifecycle(transport, lifecycle).await?,
-                ))
+            if let Some(v) = saved {
+                b = b.saved_verdict(v);
             }
+            b
+        };
+        let (mode, saved) = match &kind {
+            ClientKind::Ours(mode) => (Some(*mode), None),
+            ClientKind::OursSaved(v) => (None, Some((**v).clone())),
+            #[cfg(feature = "rmcp")]
+            ClientKind::Rmcp(mode) => return rmcp_open(*mode, target).await,
+        };
+        let b = ours(mode, saved);
+        Ok(Conn::Ours(match target {
+            Target::Stdio(server, era, extra) => {
+                let command = StdioCommand::new(server)
+                    .args(["--era", era])
+                    .args(extra.iter().map(String::as_str));
+                b.connect(command).await?
+            }
+            Target::Http(url, service) => b.connect(our_http(url, service)).await?,
+        }))
+    }
+
+    /// Our client, if this is ours.
+    pub fn ours(&self) -> Option<&Client> {
+        match self {
+            Conn::Ours(c) => Some(c),
+            #[cfg(feature = "rmcp")]
+            Conn::Rmcp(_) => None,
         }
     }
 
@@ -122,28 +174,80 @@ impl Conn {
     pub fn caller(&self) -> Caller {
         match self {
             Conn::Ours(c) => Caller::Ours(c.clone()),
+            #[cfg(feature = "rmcp")]
             Conn::Rmcp(s) => Caller::Rmcp(s.peer().clone()),
         }
     }
 
-    /// `tools/list`, first page.
+    /// `tools/list`, first page: how many tools.
     pub async fn list_tools(&self) -> Result<usize> {
         Ok(match self {
             Conn::Ours(c) => c.list_tools().await?.tools.len(),
+            #[cfg(feature = "rmcp")]
             Conn::Rmcp(s) => s.list_tools(None).await?.tools.len(),
         })
+    }
+
+    /// `resources/read`: the length of the first content's blob or text.
+    pub async fn read_resource(&self, uri: &str) -> Result<usize> {
+        let v = match self {
+            Conn::Ours(c) => serde_json::to_value(c.read_resource(uri).await?)?,
+            #[cfg(feature = "rmcp")]
+            Conn::Rmcp(s) => serde_json::to_value(
+                s.read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+                    .await?,
+            )?,
+        };
+        let first = &v["contents"][0];
+        Ok(first["blob"]
+            .as_str()
+            .or(first["text"].as_str())
+            .map_or(0, str::len))
     }
 
     /// Closes the connection (the server exits).
     pub async fn close(self) -> Result {
         match self {
             Conn::Ours(c) => c.close().await,
+            #[cfg(feature = "rmcp")]
             Conn::Rmcp(s) => {
                 s.cancel().await?;
             }
         }
         Ok(())
     }
+}
+
+#[cfg(feature = "rmcp")]
+async fn rmcp_open(mode: RmcpMode, target: Target<'_>) -> Result<Conn> {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+    let lifecycle = match mode {
+        RmcpMode::Initialize => ClientLifecycleMode::Initialize,
+        RmcpMode::Discover => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+        RmcpMode::Auto => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: None,
+        },
+    };
+    Ok(Conn::Rmcp(match target {
+        Target::Stdio(server, era, extra) => {
+            let command = tokio::process::Command::new(server).configure(|c| {
+                c.args(["--era", era]).args(extra);
+            });
+            let (transport, _) = TokioChildProcess::builder(command)
+                .stderr(std::process::Stdio::null())
+                .spawn()?;
+            ().serve_with_lifecycle(transport, lifecycle).await?
+        }
+        Target::Http(url, _) => {
+            let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+            ().serve_with_lifecycle(transport, lifecycle).await?
+        }
+    }))
 }
 
 impl Caller {
@@ -153,31 +257,28 @@ impl Caller {
             Caller::Ours(c) => {
                 c.call_tool("echo", json!({ "text": text })).await?;
             }
+            #[cfg(feature = "rmcp")]
             Caller::Rmcp(p) => {
-                let mut args = Map::new();
-                args.insert("text".into(), Value::String(text.to_owned()));
-                p.call_tool(CallToolRequestParams::new("echo").with_arguments(args))
-                    .await?;
+                p.call_tool(rmcp_call("echo", text)).await?;
             }
         }
         Ok(())
     }
 
+    /// `tools/call NAME {text}` as JSON.
+    pub async fn call_value(&self, name: &str, text: &str) -> Result<Value> {
+        Ok(match self {
+            Caller::Ours(c) => {
+                serde_json::to_value(c.call_tool(name, json!({ "text": text })).await?)?
+            }
+            #[cfg(feature = "rmcp")]
+            Caller::Rmcp(p) => serde_json::to_value(p.call_tool(rmcp_call(name, text)).await?)?,
+        })
+    }
+
     /// `tools/call echo {text}`, the result's text checked.
     pub async fn echo_checked(&self, text: &str) -> Result {
-        let result = match self {
-            Caller::Ours(c) => {
-                serde_json::to_value(c.call_tool("echo", json!({ "text": text })).await?)?
-            }
-            Caller::Rmcp(p) => {
-                let mut args = Map::new();
-                args.insert("text".into(), Value::String(text.to_owned()));
-                serde_json::to_value(
-                    p.call_tool(CallToolRequestParams::new("echo").with_arguments(args))
-                        .await?,
-                )?
-            }
-        };
+        let result = self.call_value("echo", text).await?;
         if result["content"][0]["text"] != text {
             return Err(format!("echo answered {result}").into());
         }
@@ -185,42 +286,54 @@ impl Caller {
     }
 }
 
-/// Latency: sequential echo round trips, each client in each era.
-/// The three contenders of one era, open side by side so that their rounds
-/// can alternate: the machine's other load then falls on all of them alike.
+/// rmcp's params of `tools/call NAME {text}`.
+#[cfg(feature = "rmcp")]
+pub fn rmcp_call(name: &str, text: &str) -> rmcp::model::CallToolRequestParams {
+    let mut args = serde_json::Map::new();
+    args.insert("text".into(), Value::String(text.to_owned()));
+    rmcp::model::CallToolRequestParams::new(name.to_owned()).with_arguments(args)
+}
+
+/// The contenders of one era, open side by side so that their rounds can
+/// alternate: the machine's other load then falls on all of them alike.
 struct Contenders {
-    ours: Conn,
-    rmcp: Conn,
+    /// Ours, then rmcp when built in.
+    clients: Vec<(Who, Conn)>,
     bare: Bare,
 }
 
 impl Contenders {
     async fn open(settings: &Settings, wire: &Wire, era: Era) -> Result<Self> {
-        let ours =
-            Conn::connect(ClientKind::pinned(true, era), &settings.server, era.flag()).await?;
-        let rmcp =
-            Conn::connect(ClientKind::pinned(false, era), &settings.server, era.flag()).await?;
-        let mut bare = Bare::spawn(&settings.server, era)?;
-        bare.replay(&wire.era(era).connect).await?;
-        let check = bare
-            .round_trip(&wire.era(era).call.render(999, "hello"))
-            .await?;
-        check_answer(check, 999)?;
-        for conn in [&ours, &rmcp] {
+        let mut clients = Vec::new();
+        for who in clients_list() {
+            let conn =
+                Conn::connect(ClientKind::pinned(who, era), &settings.server, era.flag()).await?;
             let caller = conn.caller();
             caller.echo_checked("hello").await?;
             for _ in 0..settings.warmup {
                 caller.echo("hello").await?;
             }
+            clients.push((who, conn));
         }
-        Ok(Contenders { ours, rmcp, bare })
+        let mut bare = Bare::spawn(&settings.server, era)?;
+        bare.replay(&wire.era(era).connect).await?;
+        let check = bare
+            .round_trip(&wire.era(era).call.render(999, "hello"))
+            .await?;
+        check_answer(check, 999, "hello")?;
+        Ok(Contenders { clients, bare })
     }
 
     async fn close(self) -> Result {
-        self.ours.close().await?;
-        self.rmcp.close().await?;
+        for (_, conn) in self.clients {
+            conn.close().await?;
+        }
         self.bare.close().await
     }
+}
+
+fn clients_list() -> Vec<Who> {
+    clients()
 }
 
 /// How many rounds the latency calls are split into.
@@ -228,74 +341,97 @@ const LATENCY_ROUNDS: usize = 20;
 /// How many rounds the throughput calls are split into.
 const THROUGHPUT_ROUNDS: usize = 10;
 
+/// The latency payloads: "hello" and 16 KiB of text.
+pub fn latency_payloads() -> [(&'static str, String); 2] {
+    [
+        ("\"hello\"", "hello".to_owned()),
+        ("16 KiB", "x".repeat(16 * 1024)),
+    ]
+}
+
 /// Latency: sequential echo round trips, each client in each era, in
-/// alternating rounds.
+/// alternating rounds, for each payload.
 pub async fn latency(settings: &Settings, wire: &Wire, report: &mut Report) -> Result {
     for era in Era::BOTH {
         let mut c = Contenders::open(settings, wire, era).await?;
-        // The limit: the same request bytes, one line out, one line in.
-        let lines = wire
-            .era(era)
-            .call
-            .lines(1000, settings.warmup + settings.calls, "hello");
-        for line in &lines[..settings.warmup] {
-            c.bare.round_trip(line).await?;
-        }
-        let mut lines = lines[settings.warmup..].iter();
-        let per_round = settings.calls.div_ceil(LATENCY_ROUNDS);
-        let mut rounds: [Vec<Vec<Duration>>; 3] = Default::default();
-        let (ours, rmcp) = (c.ours.caller(), c.rmcp.caller());
-        for _ in 0..LATENCY_ROUNDS {
-            for (caller, rounds) in [&ours, &rmcp].into_iter().zip(rounds.iter_mut()) {
+        let mut next_id = 1000;
+        for (payload, text) in latency_payloads() {
+            // The limit: the same request bytes, one line out, one line in.
+            let lines = wire
+                .era(era)
+                .call
+                .lines(next_id, settings.warmup + settings.calls, &text);
+            next_id += lines.len() as u64;
+            for line in &lines[..settings.warmup] {
+                c.bare.round_trip(line).await?;
+            }
+            let callers: Vec<(Who, Caller)> =
+                c.clients.iter().map(|(w, c)| (*w, c.caller())).collect();
+            for (_, caller) in &callers {
+                caller.echo_checked(&text).await?;
+            }
+            let mut lines = lines[settings.warmup..].iter();
+            let per_round = settings.calls.div_ceil(LATENCY_ROUNDS);
+            let mut rounds: Vec<Vec<Vec<Duration>>> = vec![Vec::new(); callers.len() + 1];
+            for _ in 0..LATENCY_ROUNDS {
+                for ((_, caller), rounds) in callers.iter().zip(rounds.iter_mut()) {
+                    let mut times = Vec::with_capacity(per_round);
+                    for _ in 0..per_round {
+                        let start = Instant::now();
+                        caller.echo(&text).await?;
+                        times.push(start.elapsed());
+                    }
+                    rounds.push(times);
+                }
                 let mut times = Vec::with_capacity(per_round);
-                for _ in 0..per_round {
+                for line in lines.by_ref().take(per_round) {
                     let start = Instant::now();
-                    caller.echo("hello").await?;
+                    c.bare.round_trip(line).await?;
                     times.push(start.elapsed());
                 }
-                rounds.push(times);
+                rounds.last_mut().expect("the limit").push(times);
             }
-            let mut times = Vec::with_capacity(per_round);
-            for line in lines.by_ref().take(per_round) {
-                let start = Instant::now();
-                c.bare.round_trip(line).await?;
-                times.push(start.elapsed());
+            let who = callers.iter().map(|(w, _)| *w).chain([Who::Limit]);
+            for (who, rounds) in who.zip(rounds) {
+                report.latency.push(Latency {
+                    transport: "stdio",
+                    payload,
+                    era,
+                    who,
+                    stats: Stats::of_rounds(rounds),
+                });
             }
-            rounds[2].push(times);
         }
         c.close().await?;
-        for (who, rounds) in [Who::Ours, Who::Rmcp, Who::Limit].into_iter().zip(rounds) {
-            report.latency.push(Latency {
-                era,
-                who,
-                stats: Stats::of_rounds(rounds),
-            });
-        }
     }
     Ok(())
 }
 
-fn check_answer(line: &[u8], id: u64) -> Result {
+/// Checks a bare answer line: its id, and its echoed text.
+pub fn check_answer(line: &[u8], id: u64, text: &str) -> Result {
     let answer: Value = serde_json::from_slice(line)?;
     if answer["id"].to_string().trim_matches('"') != id.to_string()
-        || answer["result"]["content"][0]["text"] != "hello"
+        || answer["result"]["content"][0]["text"] != text
     {
-        return Err(format!("the bare pipe got {answer}").into());
+        return Err(format!("the limit got {answer}").into());
     }
     Ok(())
 }
 
 /// Calls made, the time they took, and each call's latency.
 #[derive(Default)]
-struct Load {
-    calls: usize,
-    elapsed: Duration,
-    times: Vec<Duration>,
+pub struct Load {
+    /// Calls made.
+    pub calls: usize,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Each call's latency.
+    pub times: Vec<Duration>,
 }
 
 /// The rounds of one throughput case.
 #[derive(Default)]
-struct Loads {
+pub struct Loads {
     calls: usize,
     elapsed: Duration,
     rates: Vec<f64>,
@@ -303,12 +439,35 @@ struct Loads {
 }
 
 impl Loads {
-    fn add(&mut self, load: Load) {
+    /// Adds a round.
+    pub fn add(&mut self, load: Load) {
         self.calls += load.calls;
         self.elapsed += load.elapsed;
         self.rates
             .push(load.calls as f64 / load.elapsed.as_secs_f64().max(1e-9));
         self.times.push(load.times);
+    }
+
+    /// The report row.
+    pub fn row(
+        self,
+        transport: &'static str,
+        answers: &'static str,
+        era: Era,
+        callers: usize,
+        who: Who,
+    ) -> Throughput {
+        Throughput {
+            transport,
+            answers,
+            era,
+            callers,
+            who,
+            calls: self.calls,
+            elapsed: self.elapsed,
+            rates: self.rates,
+            stats: Stats::of_rounds(self.times),
+        }
     }
 }
 
@@ -322,24 +481,21 @@ pub async fn throughput(settings: &Settings, wire: &Wire, report: &mut Report) -
         let template = &wire.era(era).call;
         let mut next_id = 10_000;
         for &callers in &settings.callers {
-            let mut loads: [Loads; 3] = Default::default();
+            let mut loads: Vec<Loads> = (0..=c.clients.len()).map(|_| Loads::default()).collect();
             for _ in 0..rounds {
-                loads[0].add(concurrent(callers, per_round, time, c.ours.caller()).await?);
-                loads[1].add(concurrent(callers, per_round, time, c.rmcp.caller()).await?);
+                for (i, (_, conn)) in c.clients.iter().enumerate() {
+                    loads[i].add(concurrent(callers, per_round, time, conn.caller()).await?);
+                }
                 let lines = template.lines(next_id, per_round, "hello");
                 next_id += per_round as u64;
-                loads[2].add(pipelined(&mut c.bare, callers, &lines).await?);
+                let last = loads.len() - 1;
+                loads[last].add(pipelined(&mut c.bare, callers, &lines).await?);
             }
-            for (who, load) in [Who::Ours, Who::Rmcp, Who::Limit].into_iter().zip(loads) {
-                report.throughput.push(Throughput {
-                    era,
-                    callers,
-                    who,
-                    calls: load.calls,
-                    elapsed: load.elapsed,
-                    rates: load.rates,
-                    stats: Stats::of_rounds(load.times),
-                });
+            let who = c.clients.iter().map(|(w, _)| *w).chain([Who::Limit]);
+            for (who, load) in who.zip(loads) {
+                report
+                    .throughput
+                    .push(load.row("stdio", "", era, callers, who));
             }
         }
         c.close().await?;
@@ -348,7 +504,7 @@ pub async fn throughput(settings: &Settings, wire: &Wire, report: &mut Report) -
 }
 
 /// `callers` tasks calling in a loop until the calls or the time run out.
-async fn concurrent(
+pub async fn concurrent(
     callers: usize,
     max_calls: usize,
     max_time: Duration,
@@ -434,25 +590,42 @@ async fn pipelined(bare: &mut Bare, window: usize, lines: &[Vec<u8>]) -> Result<
     })
 }
 
-/// Connect time: spawn, handshake, first `tools/list` answer; the cases
-/// take turns, one connect each per round.
+/// Connect time over stdio: spawn, handshake, first `tools/list` answer;
+/// the cases take turns, one connect each per round.
 pub async fn connect(settings: &Settings, wire: &Wire, report: &mut Report) -> Result {
-    let cases: [(ClientKind, &str); 8] = [
-        (ClientKind::Ours(EraMode::Legacy), "legacy"),
-        (ClientKind::Rmcp(RmcpMode::Initialize), "legacy"),
-        (ClientKind::Ours(EraMode::Auto), "legacy"),
-        (ClientKind::Rmcp(RmcpMode::Auto), "legacy"),
-        (ClientKind::Ours(EraMode::Modern), "modern"),
-        (ClientKind::Rmcp(RmcpMode::Discover), "modern"),
-        (ClientKind::Ours(EraMode::Auto), "dual"),
-        (ClientKind::Rmcp(RmcpMode::Auto), "dual"),
-    ];
+    // The verdicts our client reaches, saved for the saved-verdict cases.
+    let mut saved = Vec::new();
+    for era in ["legacy", "modern", "dual"] {
+        let conn = Conn::connect(ClientKind::Ours(EraMode::Auto), &settings.server, era).await?;
+        let verdict = conn.ours().map(Client::verdict).ok_or("ours")?;
+        conn.close().await?;
+        saved.push((era, verdict));
+    }
+    let mut cases: Vec<(ClientKind, &str)> = Vec::new();
+    let mut add = |kind: ClientKind, era: &'static str| cases.push((kind, era));
+    for (server, ours, rmcp) in [
+        ("legacy", EraMode::Legacy, 0),
+        ("legacy", EraMode::Auto, 2),
+        ("modern", EraMode::Modern, 1),
+        ("dual", EraMode::Auto, 2),
+    ] {
+        add(ClientKind::Ours(ours), server);
+        #[cfg(feature = "rmcp")]
+        add(
+            ClientKind::Rmcp([RmcpMode::Initialize, RmcpMode::Discover, RmcpMode::Auto][rmcp]),
+            server,
+        );
+        let _ = rmcp;
+    }
+    for (era, verdict) in &saved {
+        add(ClientKind::OursSaved(Box::new(verdict.clone())), era);
+    }
     let warmup = 3;
     let mut times = vec![Vec::new(); cases.len() + Era::BOTH.len()];
     for round in 0..warmup + settings.connects {
-        for (i, &(kind, server_era)) in cases.iter().enumerate() {
+        for (i, (kind, server_era)) in cases.iter().enumerate() {
             let start = Instant::now();
-            let conn = Conn::connect(kind, &settings.server, server_era).await?;
+            let conn = Conn::connect(kind.clone(), &settings.server, server_era).await?;
             let tools = conn.list_tools().await?;
             let took = start.elapsed();
             if tools == 0 {
@@ -477,6 +650,7 @@ pub async fn connect(settings: &Settings, wire: &Wire, report: &mut Report) -> R
     let mut times = times.into_iter();
     for ((kind, server_era), times) in cases.into_iter().zip(times.by_ref()) {
         report.connect.push(Connect {
+            transport: "stdio",
             server: server_era,
             mode: kind.mode_name(),
             who: kind.who(),
@@ -485,6 +659,7 @@ pub async fn connect(settings: &Settings, wire: &Wire, report: &mut Report) -> R
     }
     for (era, times) in Era::BOTH.into_iter().zip(times) {
         report.connect.push(Connect {
+            transport: "stdio",
             server: era.flag(),
             mode: era.flag(),
             who: Who::Limit,

@@ -11,20 +11,28 @@
 //!   run) with no client library: pre-serialized request lines with
 //!   incrementing ids, one answer line read per request.
 //!
-//! Four measurements: latency of one `tools/call echo` round trip,
-//! throughput of concurrent callers on one connection, peak memory on a large
-//! result (each case in a child process of its own, so that peaks do not
-//! mix), and connect time (spawn to the first `tools/list` answer).
+//! The rows: latency of one `tools/call echo` round trip (small and 16 KiB),
+//! throughput of concurrent callers on one connection (stdio, and HTTP over
+//! loopback with JSON and SSE answers), peak memory on a large echo and on
+//! large results (each case in a child process of its own, so that peaks do
+//! not mix), connect time (stdio and HTTP, pinned, probing, and with a
+//! saved verdict), many idle connections, and protocol micro-benchmarks.
+//! Built without the default `rmcp` feature, every row runs with ours and
+//! the limit only (what `cargo xtask bench --quick` does in CI).
 //!
-//! Usage: `mcp-bench --server PATH [--out FILE] [--quick]`.
+//! Usage: `mcp-bench --server PATH [--out FILE] [--quick] [--only ROW,...]`.
 
 mod bare;
 mod cases;
+mod http;
+mod idle;
+mod large;
 mod memory;
+mod micro;
 mod report;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use report::Report;
 
@@ -36,6 +44,8 @@ static ALLOCATOR: memory::Counting = memory::Counting;
 pub struct Settings {
     /// The `mcp-testkit-server` binary.
     pub server: PathBuf,
+    /// A `--quick` run.
+    pub quick: bool,
     /// Sequential calls measured per latency case.
     pub calls: usize,
     /// Calls made before measuring.
@@ -44,26 +54,86 @@ pub struct Settings {
     pub throughput_calls: usize,
     /// The time a throughput case may take, at most.
     pub throughput_time: Duration,
-    /// The concurrent callers of the throughput cases.
+    /// The concurrent callers of the stdio throughput cases.
     pub callers: Vec<usize>,
+    /// The calls an HTTP throughput case makes, at most.
+    pub http_calls: usize,
+    /// The concurrent callers of the HTTP cases.
+    pub http_callers: Vec<usize>,
     /// Connects measured per connect case.
     pub connects: usize,
-    /// The size of the large result.
+    /// The size of the large echo.
     pub large: usize,
+    /// The blob of the large `resources/read`.
+    pub large_blob: usize,
+    /// The text of the large `tools/call`.
+    pub large_text: usize,
+    /// The extra tools of the large `tools/list`.
+    pub large_tools: usize,
+    /// Runs of each memory and large case (the median is reported).
+    pub memory_runs: usize,
+    /// Idle HTTP clients.
+    pub idle_http: usize,
+    /// Idle stdio clients.
+    pub idle_stdio: usize,
+    /// Iterations per round of the cheaper micro-benchmarks.
+    pub micro_iters: usize,
+    /// Only these rows (`--only a,b`; empty: all), to profile one.
+    pub only: Vec<String>,
+}
+
+impl Settings {
+    /// Whether the row `name` runs.
+    pub fn runs(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| o == name)
+    }
 }
 
 impl Settings {
     fn new(server: PathBuf, quick: bool) -> Self {
-        let scale = if quick { 10 } else { 1 };
+        if quick {
+            return Settings {
+                server,
+                quick,
+                calls: 100,
+                warmup: 20,
+                throughput_calls: 1000,
+                throughput_time: Duration::from_millis(500),
+                callers: vec![1, 16, 64, 256],
+                http_calls: 300,
+                http_callers: vec![1, 16, 64],
+                connects: 2,
+                large: 256 * 1024,
+                large_blob: 256 * 1024,
+                large_text: 256 * 1024,
+                large_tools: 100,
+                memory_runs: 1,
+                idle_http: 20,
+                idle_stdio: 5,
+                micro_iters: 100,
+                only: Vec::new(),
+            };
+        }
         Settings {
             server,
-            calls: 2000 / scale,
-            warmup: 200 / scale,
-            throughput_calls: 20_000 / scale,
-            throughput_time: Duration::from_secs(if quick { 1 } else { 4 }),
-            callers: vec![1, 16, 64],
-            connects: if quick { 5 } else { 60 },
+            quick,
+            calls: 2000,
+            warmup: 200,
+            throughput_calls: 20_000,
+            throughput_time: Duration::from_secs(4),
+            callers: vec![1, 16, 64, 256],
+            http_calls: 10_000,
+            http_callers: vec![1, 16, 64],
+            connects: 40,
             large: 8 * 1024 * 1024,
+            large_blob: 64 * 1024 * 1024,
+            large_text: 8 * 1024 * 1024,
+            large_tools: 5000 - 11,
+            memory_runs: 3,
+            idle_http: 1000,
+            idle_stdio: 200,
+            micro_iters: 20_000,
+            only: Vec::new(),
         }
     }
 }
@@ -88,23 +158,34 @@ fn run(args: &[String]) -> Result {
     let mut out = None;
     let mut quick = false;
     let mut mem_case = None;
+    let mut only = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--server" => server = it.next().map(PathBuf::from),
             "--out" => out = it.next().map(PathBuf::from),
             "--quick" => quick = true,
+            "--only" => {
+                only = it
+                    .next()
+                    .map(|o| o.split(',').map(str::to_owned).collect())
+                    .unwrap_or_default()
+            }
             // Internal: one memory case, in a process of its own.
             "--mem-case" => mem_case = it.next().cloned(),
             "--help" | "-h" => {
-                println!("usage: mcp-bench --server PATH [--out FILE] [--quick]");
+                println!(
+                    "usage: mcp-bench --server PATH [--out FILE] [--quick] [--only ROW,...]\n\
+                     rows: micro latency throughput http memory large connect idle"
+                );
                 return Ok(());
             }
             other => return Err(format!("unknown argument {other:?}").into()),
         }
     }
     let server = server.ok_or("--server PATH (the mcp-testkit-server binary) is required")?;
-    let settings = Settings::new(server, quick);
+    let mut settings = Settings::new(server, quick);
+    settings.only = only;
     // The same runtime for every client: tokio's multi-threaded default,
     // one worker per core.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -136,24 +217,99 @@ fn run(args: &[String]) -> Result {
         std::fs::write(&out, &text)?;
         eprintln!("written to {}", out.display());
     }
+    if report.failed {
+        return Err("a row failed (see the notes at the end of the report)".into());
+    }
     Ok(())
 }
 
 async fn bench(settings: &Settings) -> Result<Report> {
+    let started = Instant::now();
     let mut report = Report {
         load_before: report::load_average(),
         ..Report::default()
     };
-    eprintln!("capturing the bytes our client sends ...");
+    let step = |name: &str| eprintln!("[{:>5.1} s] {name} ...", started.elapsed().as_secs_f64());
+    step("capturing the bytes our client sends");
     let wire = bare::Wire::capture(&settings.server).await?;
     report.wire = wire.describe();
-    eprintln!("latency ...");
-    cases::latency(settings, &wire, &mut report).await?;
-    eprintln!("throughput ...");
-    cases::throughput(settings, &wire, &mut report).await?;
-    eprintln!("memory ...");
-    memory::run(settings, &mut report).await?;
-    eprintln!("connect ...");
-    cases::connect(settings, &wire, &mut report).await?;
+    if settings.runs("micro") {
+        step("micro-benchmarks");
+        let outcome = micro::run(settings, &mut report);
+        failed(&mut report, outcome);
+    }
+    if settings.runs("latency") {
+        step("stdio latency");
+        let outcome = cases::latency(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("throughput") {
+        step("stdio throughput");
+        let outcome = cases::throughput(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("http") {
+        step("HTTP throughput");
+        let outcome = http::throughput(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("memory") {
+        step("memory on the large echo");
+        let outcome = memory::run(settings, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("large") {
+        step("large results");
+        let outcome = large::run(settings, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("connect") {
+        step("connect over stdio");
+        let outcome = cases::connect(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+        let outcome = saved_verdict_lines(settings, &mut report).await;
+        failed(&mut report, outcome);
+        step("connect over HTTP");
+        let outcome = http::connect(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("idle") {
+        step("many idle connections");
+        let outcome = idle::run(settings, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    report.took = started.elapsed();
+    step("done");
     Ok(report)
+}
+
+/// A row that failed is told in the report's notes (and makes the run
+/// fail at the end), and the rows after it still run.
+fn failed(report: &mut Report, outcome: Result) {
+    if let Err(e) = outcome {
+        eprintln!("mcp-bench: a row failed: {e}");
+        report.notes.push(format!("a row failed: {e}"));
+        report.failed = true;
+    }
+}
+
+/// Counts what our client sends before its first request, with a saved
+/// verdict and pinned, on a modern and a legacy server.
+async fn saved_verdict_lines(settings: &Settings, report: &mut Report) -> Result {
+    use mcp_client::EraMode;
+    for (era, mode) in [("modern", EraMode::Modern), ("legacy", EraMode::Legacy)] {
+        let conn = cases::Conn::connect(
+            cases::ClientKind::Ours(EraMode::Auto),
+            &settings.server,
+            era,
+        )
+        .await?;
+        let verdict = conn.ours().map(mcp_client::Client::verdict).ok_or("ours")?;
+        conn.close().await?;
+        let saved =
+            bare::messages_before_list(&settings.server, era, EraMode::Auto, Some(verdict)).await?;
+        let pinned = bare::messages_before_list(&settings.server, era, mode, None).await?;
+        report.saved_verdict_lines.push((era, saved, pinned));
+    }
+    Ok(())
 }

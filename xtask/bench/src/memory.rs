@@ -7,7 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::bare::{Bare, Era, Wire};
 use crate::cases::{ClientKind, Conn};
@@ -27,16 +27,19 @@ pub struct Measured {
     pub answer_bytes: u64,
     /// Whether the peak could be reset before the call (`clear_refs`).
     pub exact: bool,
+    /// The heap of the answer parsed to a `serde_json::Value` (large
+    /// results, limit only).
+    pub parsed: u64,
 }
 
 /// Runs every case, each in a child process.
 pub async fn run(settings: &Settings, report: &mut Report) -> Result {
     let exe = std::env::current_exe()?;
     for era in Era::BOTH {
-        for who in [Who::Ours, Who::Rmcp, Who::Limit] {
+        for who in crate::cases::clients().into_iter().chain([Who::Limit]) {
             let case = format!("{}-{}", who.name(), era.flag());
             let mut runs = Vec::new();
-            for _ in 0..MEMORY_RUNS {
+            for _ in 0..settings.memory_runs {
                 runs.push(one_case(settings, &exe, &case).await?);
             }
             let median = |f: fn(&Measured) -> u64| {
@@ -63,22 +66,27 @@ pub async fn run(settings: &Settings, report: &mut Report) -> Result {
     Ok(())
 }
 
-/// How many times each memory case runs (the report takes the median).
-const MEMORY_RUNS: usize = 3;
+/// How long one memory case may take.
+const LIMIT_SECS: u64 = 60;
 
 /// Runs one case in a child process and reads what it measured.
-async fn one_case(settings: &Settings, exe: &std::path::Path, case: &str) -> Result<Measured> {
+pub async fn one_case(settings: &Settings, exe: &std::path::Path, case: &str) -> Result<Measured> {
     let out = tokio::time::timeout(
-        Duration::from_secs(60),
+        Duration::from_secs(LIMIT_SECS),
         tokio::process::Command::new(exe)
             .arg("--server")
             .arg(&settings.server)
+            .args(if settings.quick {
+                &["--quick"][..]
+            } else {
+                &[][..]
+            })
             .args(["--mem-case", case])
             .kill_on_drop(true)
             .output(),
     )
     .await
-    .map_err(|_| format!("memory case {case} took over 60 s"))??;
+    .map_err(|_| format!("memory case {case} took over {LIMIT_SECS} s"))??;
     if !out.status.success() {
         return Err(format!(
             "memory case {case} failed: {}",
@@ -94,11 +102,18 @@ async fn one_case(settings: &Settings, exe: &std::path::Path, case: &str) -> Res
         request_bytes: n("request_bytes"),
         answer_bytes: n("answer_bytes"),
         exact: v["exact"].as_bool().unwrap_or(false),
+        parsed: n("parsed"),
     })
 }
 
 /// One case, in this (child) process; prints what it measured as JSON.
 pub async fn child(settings: &Settings, case: &str) -> Result {
+    if let Some(rest) = case.strip_prefix("large-") {
+        return crate::large::child(settings, rest).await;
+    }
+    if let Some(rest) = case.strip_prefix("idle-") {
+        return crate::idle::child(settings, rest).await;
+    }
     let (who, era) = case
         .split_once('-')
         .ok_or_else(|| format!("bad memory case {case:?}"))?;
@@ -113,7 +128,7 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
     match who {
         "ours" | "rmcp" => {
             let conn = Conn::connect(
-                ClientKind::pinned(who == "ours", era),
+                ClientKind::pinned(if who == "ours" { Who::Ours } else { Who::Rmcp }, era),
                 &settings.server,
                 era.flag(),
             )
@@ -129,8 +144,9 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
                         .as_str()
                         .map_or(0, str::len)
                 }
+                #[cfg(feature = "rmcp")]
                 Conn::Rmcp(service) => {
-                    let mut args = Map::new();
+                    let mut args = serde_json::Map::new();
                     args.insert("text".into(), Value::String(text.clone()));
                     let params =
                         rmcp::model::CallToolRequestParams::new("echo").with_arguments(args);
@@ -181,7 +197,7 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
 }
 
 /// Resident memory before a call, and the peak after it.
-struct Peak {
+pub struct Peak {
     rss: u64,
     hwm: u64,
 }
@@ -189,7 +205,7 @@ struct Peak {
 impl Peak {
     /// Resets the peak (where the kernel lets us) and notes what is
     /// resident now.
-    fn start() -> Self {
+    pub fn start() -> Self {
         let _ = Self::reset();
         Peak {
             rss: status("VmRSS:"),
@@ -201,13 +217,13 @@ impl Peak {
         std::fs::write("/proc/self/clear_refs", "5")
     }
 
-    fn resettable() -> bool {
+    pub fn resettable() -> bool {
         Self::reset().is_ok()
     }
 
     /// How far the peak rose above the resident memory at the start (or
     /// above the old peak, when it could not be reset).
-    fn growth(&self) -> u64 {
+    pub fn growth(&self) -> u64 {
         let hwm = status("VmHWM:");
         if Self::resettable() {
             hwm.saturating_sub(self.rss)
@@ -239,6 +255,17 @@ static TRACK: AtomicBool = AtomicBool::new(false);
 static LIVE: AtomicIsize = AtomicIsize::new(0);
 static PEAK: AtomicIsize = AtomicIsize::new(0);
 
+/// Live allocations of at least 4 KiB, by power of two of their size (the
+/// attribution of where a heap goes: `BIG[k]` counts sizes in
+/// `[2^k, 2^(k+1))`).
+static BIG: [AtomicIsize; 40] = [const { AtomicIsize::new(0) }; 40];
+/// The smallest size `BIG` counts.
+const BIG_FROM: usize = 4096;
+
+fn bucket(size: usize) -> usize {
+    (usize::BITS - 1 - size.leading_zeros()) as usize
+}
+
 fn grew(by: isize) {
     if TRACK.load(Ordering::Relaxed) {
         let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
@@ -252,6 +279,22 @@ fn shrank(by: isize) {
     }
 }
 
+/// Counts a block of `size` coming (`+1`) or going (`-1`) in `BIG`.
+fn big(size: usize, delta: isize) {
+    if size >= BIG_FROM && TRACK.load(Ordering::Relaxed) {
+        BIG[bucket(size).min(39)].fetch_add(delta, Ordering::Relaxed);
+    }
+}
+
+/// The live allocations of at least 4 KiB now, as (lowest size of the
+/// bucket, count).
+pub fn big_allocations() -> Vec<(usize, isize)> {
+    (0..40)
+        .map(|k| (1usize << k, BIG[k].load(Ordering::Relaxed)))
+        .filter(|(_, n)| *n != 0)
+        .collect()
+}
+
 // SAFETY: every call goes to `System` unchanged; only counters are added.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -259,6 +302,7 @@ unsafe impl GlobalAlloc for Counting {
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             grew(layout.size() as isize);
+            big(layout.size(), 1);
         }
         p
     }
@@ -268,6 +312,7 @@ unsafe impl GlobalAlloc for Counting {
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             grew(layout.size() as isize);
+            big(layout.size(), 1);
         }
         p
     }
@@ -276,6 +321,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: as the caller promised.
         unsafe { System.dealloc(ptr, layout) };
         shrank(layout.size() as isize);
+        big(layout.size(), -1);
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -283,30 +329,41 @@ unsafe impl GlobalAlloc for Counting {
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             let by = new_size as isize - layout.size() as isize;
-            if by >= 0 { grew(by) } else { shrank(-by) }
+            if by >= 0 {
+                grew(by)
+            } else {
+                shrank(-by)
+            }
+            big(layout.size(), -1);
+            big(new_size, 1);
         }
         p
     }
 }
 
 /// Peak live heap bytes above a starting point.
-struct Heap {
+pub struct Heap {
     start: isize,
 }
 
 impl Heap {
     /// Turns counting on (for the rest of the process).
-    fn track() {
+    pub fn track() {
         TRACK.store(true, Ordering::Relaxed);
     }
 
-    fn start() -> Self {
+    pub fn start() -> Self {
         let start = LIVE.load(Ordering::Relaxed);
         PEAK.store(start, Ordering::Relaxed);
         Heap { start }
     }
 
-    fn growth(&self) -> u64 {
+    pub fn growth(&self) -> u64 {
         (PEAK.load(Ordering::Relaxed) - self.start).max(0) as u64
+    }
+
+    /// Live heap bytes now above the starting point (negative: fewer).
+    pub fn live(&self) -> i64 {
+        (LIVE.load(Ordering::Relaxed) - self.start) as i64
     }
 }
