@@ -85,6 +85,7 @@ impl ClientBuilder {
                 tasks: false,
                 validate_structured_output: true,
                 cache_capacity: 512,
+                cache_max_entry_bytes: crate::cache::MAX_ENTRY_BYTES,
                 legacy_cache_max_age: Duration::from_secs(300),
                 cache_partition: None,
                 handlers: Handlers::default(),
@@ -215,6 +216,19 @@ impl ClientBuilder {
     /// How many answers the cache keeps (default 512; 0 turns caching off).
     pub fn cache_capacity(mut self, entries: usize) -> Self {
         self.config.cache_capacity = entries;
+        self
+    }
+
+    /// The largest answer the cache keeps, as JSON text (default 4 MiB).
+    /// A larger one (a big `resources/read`, say) is refetched each time
+    /// rather than held twice, once in the cache and once by the caller.
+    ///
+    /// ```
+    /// let builder = mcp_client::Client::builder().cache_max_entry_bytes(16 * 1024 * 1024);
+    /// # let _ = builder;
+    /// ```
+    pub fn cache_max_entry_bytes(mut self, bytes: usize) -> Self {
+        self.config.cache_max_entry_bytes = bytes;
         self
     }
 
@@ -428,11 +442,14 @@ impl ClientBuilder {
     async fn connect_shared(self, connector: Arc<dyn Connector>) -> Result<Client> {
         let config = Arc::new(self.config);
         let events = Events::default();
-        let cache = Arc::new(Cache::new(
-            config.cache_capacity,
-            config.legacy_cache_max_age,
-            config.cache_partition.clone(),
-        ));
+        let cache = Arc::new(
+            Cache::new(
+                config.cache_capacity,
+                config.legacy_cache_max_age,
+                config.cache_partition.clone(),
+            )
+            .with_max_entry_bytes(config.cache_max_entry_bytes),
+        );
         let invalidation: Tap<Notification> = {
             let cache = cache.clone();
             Arc::new(move |n: &Notification| invalidate(&cache, n))

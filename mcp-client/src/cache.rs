@@ -15,6 +15,9 @@
 //!   advertise it and never send one).
 //! - Stale entries are kept (within the size bound) so that a failed
 //!   refetch can fall back on them, which the caller can tell.
+//! - Answers larger than a bound (4 MiB by default) are not kept: a kept
+//!   copy beside the caller's doubles the memory a large read costs, and
+//!   refetching is cheap beside holding it.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -98,9 +101,13 @@ pub(crate) struct Cache {
     generations: [AtomicU64; 5],
     clock: AtomicU64,
     capacity: usize,
+    max_entry_bytes: usize,
     legacy_max_age: Duration,
     partition: Option<String>,
 }
+
+/// The default bound on one kept answer's size.
+pub(crate) const MAX_ENTRY_BYTES: usize = 4 * 1024 * 1024;
 
 impl Cache {
     pub(crate) fn new(
@@ -113,9 +120,16 @@ impl Cache {
             generations: Default::default(),
             clock: AtomicU64::new(0),
             capacity,
+            max_entry_bytes: MAX_ENTRY_BYTES,
             legacy_max_age,
             partition,
         }
+    }
+
+    /// The same cache, keeping no answer larger than `bytes`.
+    pub(crate) fn with_max_entry_bytes(mut self, bytes: usize) -> Self {
+        self.max_entry_bytes = bytes;
+        self
     }
 
     fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
@@ -167,6 +181,13 @@ impl Cache {
         listed_changes: bool,
     ) {
         if self.capacity == 0 || self.generation(group) != generation {
+            return;
+        }
+        if exceeds(value, self.max_entry_bytes) {
+            tracing::debug!(
+                limit = self.max_entry_bytes,
+                "not cached: the answer is larger than the cache keeps"
+            );
             return;
         }
         let now = Instant::now();
@@ -253,6 +274,36 @@ impl Cache {
     }
 }
 
+/// Whether `value`, as JSON text, is larger than `limit` bytes (counted
+/// from its strings, numbers and punctuation, without serializing it;
+/// stops counting once past the limit).
+fn exceeds(value: &Value, limit: usize) -> bool {
+    fn size(value: &Value, budget: &mut usize) -> bool {
+        let cost = match value {
+            Value::Null | Value::Bool(_) => 5,
+            Value::Number(_) => 8,
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => {
+                *budget = budget.saturating_sub(items.len() + 2);
+                return items.iter().all(|v| size(v, budget)) && *budget > 0;
+            }
+            Value::Object(map) => {
+                for (k, v) in map {
+                    *budget = budget.saturating_sub(k.len() + 4);
+                    if !size(v, budget) {
+                        return false;
+                    }
+                }
+                return *budget > 0;
+            }
+        };
+        *budget = budget.saturating_sub(cost);
+        *budget > 0
+    }
+    let mut budget = limit.saturating_add(1);
+    !size(value, &mut budget)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,5 +375,18 @@ mod tests {
         c.invalidate(Group::Resource, Some("a"));
         assert!(matches!(c.lookup(&a), Lookup::Miss));
         assert!(matches!(c.lookup(&b), Lookup::Fresh(_)));
+    }
+
+    #[test]
+    fn an_answer_larger_than_the_bound_is_not_kept() {
+        let c = Cache::new(8, Duration::from_secs(60), None).with_max_entry_bytes(1024);
+        let key = Key::of(methods::RESOURCES_READ, &json!({"uri": "file:///big"}));
+        let big = json!({"contents": [{"uri": "file:///big", "blob": "A".repeat(2048)}], "ttlMs": 60_000});
+        c.store(key.clone(), Group::Resource, 0, &big, Era::Modern, false);
+        assert!(matches!(c.lookup(&key), Lookup::Miss));
+        let small = json!({"contents": [{"uri": "file:///big", "text": "a"}], "ttlMs": 60_000});
+        c.store(key.clone(), Group::Resource, 0, &small, Era::Modern, false);
+        assert!(matches!(c.lookup(&key), Lookup::Fresh(_)));
+        assert!(!exceeds(&small, 1024) && exceeds(&big, 1024) && !exceeds(&big, 4096));
     }
 }

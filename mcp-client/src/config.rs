@@ -47,6 +47,7 @@ pub(crate) struct Config {
     pub(crate) tasks: bool,
     pub(crate) validate_structured_output: bool,
     pub(crate) cache_capacity: usize,
+    pub(crate) cache_max_entry_bytes: usize,
     pub(crate) legacy_cache_max_age: Duration,
     pub(crate) cache_partition: Option<String>,
     pub(crate) handlers: Handlers,
