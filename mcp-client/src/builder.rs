@@ -92,6 +92,7 @@ impl ClientBuilder {
                 limits: ConnectionLimits::default(),
                 event_callback: None,
                 name: None,
+                modern_meta: Default::default(),
             },
             saved: None,
         }

@@ -54,6 +54,8 @@ pub(crate) struct Config {
     pub(crate) limits: mcp_transport::ConnectionLimits,
     pub(crate) event_callback: Option<Arc<EventCallback>>,
     pub(crate) name: Option<String>,
+    /// The constant keys of a modern request's `_meta`, once made.
+    pub(crate) modern_meta: crate::meta_cache::ModernMetaCache,
 }
 
 impl Config {

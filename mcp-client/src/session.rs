@@ -48,11 +48,15 @@ pub(crate) fn envelope(
 ) -> Option<Value> {
     let mut builder = match version.era() {
         Era::Modern => {
-            let mut b = RequestMetaBuilder::modern(
-                version,
-                &config.capabilities(version),
-                &config.client_info,
-            );
+            let constant = config.modern_meta.get(version, || {
+                RequestMetaBuilder::modern(
+                    version,
+                    &config.capabilities(version),
+                    &config.client_info,
+                )
+                .build()
+            });
+            let mut b = RequestMetaBuilder::from_map(constant);
             if let Some(level) = log_level {
                 b = b.log_level(level);
             }

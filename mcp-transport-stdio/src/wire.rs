@@ -63,12 +63,18 @@ fn handle_line(engine: &Engine, line: &[u8]) {
     if line.iter().all(u8::is_ascii_whitespace) {
         return;
     }
-    if std::str::from_utf8(line).is_err() {
-        return noise(engine, line, "invalid UTF-8");
-    }
+    // The JSON parser checks UTF-8 itself (invalid bytes make the line
+    // not JSON), so only a line that failed is scanned again, to say why.
     match Inbound::parse(line) {
         Ok(inbound) => engine.receive_inbound(inbound),
-        Err(e) if matches!(e.kind, ParseErrorKind::NotJson(_)) => noise(engine, line, "not JSON"),
+        Err(e) if matches!(e.kind, ParseErrorKind::NotJson(_)) => {
+            let why = if std::str::from_utf8(line).is_err() {
+                "invalid UTF-8"
+            } else {
+                "not JSON"
+            };
+            noise(engine, line, why)
+        }
         Err(e) => engine.receive_malformed(e),
     }
 }

@@ -668,3 +668,49 @@ pub async fn connect(settings: &Settings, wire: &Wire, report: &mut Report) -> R
     }
     Ok(())
 }
+
+/// The client's own CPU time per call, with 16 callers: this process's
+/// user and system time (the server is a child, not counted) over as many
+/// calls, with nothing else of the bench running. Unlike calls per second
+/// it hardly moves with other load on the machine, so it shows what a
+/// change to the client's per-call work is worth. Printed, not reported.
+pub async fn cpu_per_call(settings: &Settings) -> Result {
+    const CALLS: usize = 20_000;
+    for era in Era::BOTH {
+        let conn = Conn::connect(
+            ClientKind::pinned(Who::Ours, era),
+            &settings.server,
+            era.flag(),
+        )
+        .await?;
+        let caller = conn.caller();
+        for _ in 0..settings.warmup {
+            caller.echo("hello").await?;
+        }
+        for callers in [1, 16] {
+            let before = cpu_time();
+            let load = concurrent(callers, CALLS, Duration::from_secs(60), caller.clone()).await?;
+            let cpu = cpu_time() - before;
+            eprintln!(
+                "cpu per call, {era:?}, {callers} callers: {:.2} µs ({} calls, {:.0} calls/s)",
+                cpu.as_secs_f64() * 1e6 / load.calls as f64,
+                load.calls,
+                load.calls as f64 / load.elapsed.as_secs_f64(),
+            );
+        }
+        conn.close().await?;
+    }
+    Ok(())
+}
+
+/// This process's user plus system CPU time.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}

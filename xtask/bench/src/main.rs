@@ -176,7 +176,8 @@ fn run(args: &[String]) -> Result {
             "--help" | "-h" => {
                 println!(
                     "usage: mcp-bench --server PATH [--out FILE] [--quick] [--only ROW,...]\n\
-                     rows: micro latency throughput http memory large connect idle"
+                     rows: micro latency throughput http memory large connect idle\n\
+                     (and cpu, only by name: the client's CPU time per call)"
                 );
                 return Ok(());
             }
@@ -246,6 +247,12 @@ async fn bench(settings: &Settings) -> Result<Report> {
     if settings.runs("throughput") {
         step("stdio throughput");
         let outcome = cases::throughput(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    // Only when asked for by name: a profiling aid, not a row.
+    if settings.only.iter().any(|o| o == "cpu") {
+        step("client CPU per call");
+        let outcome = cases::cpu_per_call(settings).await;
         failed(&mut report, outcome);
     }
     if settings.runs("http") {
