@@ -92,19 +92,7 @@ impl Servers {
                         move |request: http::Request<hyper::body::Incoming>| {
                             let (world, bases) = (world.clone(), bases.clone());
                             async move {
-                                let (parts, body) = request.into_parts();
-                                let body = body
-                                    .collect()
-                                    .await
-                                    .map(|c| c.to_bytes())
-                                    .unwrap_or_default();
-                                let seen = Seen {
-                                    method: parts.method,
-                                    path: parts.uri.path().to_owned(),
-                                    query: parts.uri.query().unwrap_or_default().to_owned(),
-                                    headers: parts.headers,
-                                    body: String::from_utf8_lossy(&body).into_owned(),
-                                };
+                                let seen = Seen::read(request).await;
                                 let mut w = world.lock().unwrap();
                                 w.seen.push(seen.clone());
                                 Ok::<_, Infallible>(handle(&bases, &mut w, &seen))

@@ -39,6 +39,23 @@ pub struct Seen {
 }
 
 impl Seen {
+    /// The request, its body read whole.
+    pub async fn read(request: http::Request<hyper::body::Incoming>) -> Seen {
+        let (parts, body) = request.into_parts();
+        let body = body
+            .collect()
+            .await
+            .map(|c| c.to_bytes())
+            .unwrap_or_default();
+        Seen {
+            method: parts.method,
+            path: parts.uri.path().to_owned(),
+            query: parts.uri.query().unwrap_or_default().to_owned(),
+            headers: parts.headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        }
+    }
+
     pub fn form(&self) -> HashMap<String, String> {
         url::form_urlencoded::parse(self.body.as_bytes())
             .into_owned()
@@ -148,19 +165,7 @@ impl AuthServer {
                         move |request: http::Request<hyper::body::Incoming>| {
                             let (record, state) = (record.clone(), state.clone());
                             async move {
-                                let (parts, body) = request.into_parts();
-                                let body = body
-                                    .collect()
-                                    .await
-                                    .map(|c| c.to_bytes())
-                                    .unwrap_or_default();
-                                let seen = Seen {
-                                    method: parts.method,
-                                    path: parts.uri.path().to_owned(),
-                                    query: parts.uri.query().unwrap_or_default().to_owned(),
-                                    headers: parts.headers,
-                                    body: String::from_utf8_lossy(&body).into_owned(),
-                                };
+                                let seen = Seen::read(request).await;
                                 record.lock().unwrap().push(seen.clone());
                                 Ok::<_, Infallible>(handle(addr, &state, seen))
                             }
