@@ -78,7 +78,8 @@ enum Read {
     Failed(TransportError),
 }
 
-/// How long the next message waits for a request's response head.
+/// How long a notification waits for the response heads of the requests
+/// that left before it (all of them together).
 const ORDER_GRACE: Duration = Duration::from_millis(25);
 
 /// How much of a non-JSON-RPC body an error keeps.
@@ -484,6 +485,7 @@ impl Drop for RequestGuard {
 
 async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiver) {
     let shutdown = shared.engine.shutdown_token();
+    let mut in_flight = InFlight::default();
     loop {
         let item = tokio::select! {
             item = outbound.recv() => item,
@@ -492,10 +494,15 @@ async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiver) {
         match item {
             None => break,
             Some(Outbound::Message(Message::Request(request))) => {
-                shared.start_request(request).await;
+                if let Some(started) = shared.start_request(request).await {
+                    in_flight.push(started);
+                }
             }
             Some(Outbound::Message(message)) => {
                 let initialized = message.method() == Some(NOTIFICATION_INITIALIZED);
+                if matches!(message, Message::Notification(_)) {
+                    in_flight.settle().await;
+                }
                 shared.post_one_way(message).await;
                 if initialized
                     && shared.config.get_stream
@@ -508,9 +515,64 @@ async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiver) {
                     let _ = tokio::time::timeout(GET_HEAD_WAIT, head).await;
                 }
             }
-            Some(Outbound::Cancel { id, reason }) => shared.cancel(id, reason).await,
-            Some(other) => shared.post_one_way(other.into_message()).await,
+            Some(Outbound::Cancel { id, reason }) => {
+                if let Some(cancelled) = shared.cancel(id, reason) {
+                    // Never ahead of the request it names.
+                    in_flight.settle().await;
+                    shared.post_one_way(cancelled).await;
+                }
+            }
+            Some(other) => {
+                let message = other.into_message();
+                if matches!(message, Message::Notification(_)) {
+                    in_flight.settle().await;
+                }
+                shared.post_one_way(message).await;
+            }
         }
+    }
+}
+
+/// A request's exchange, as far as the order of later messages cares (its
+/// bytes are already on their way).
+struct Started {
+    /// Ends once its response head came (or it ended).
+    head: oneshot::Receiver<()>,
+}
+
+/// The requests started whose response head has not come yet, oldest
+/// first.
+///
+/// A request waits for nothing but the bytes of the one before it to
+/// leave: each is a POST of its own, on a pooled connection of its own,
+/// and its answer never depends on another's (only `initialize`'s session
+/// id does, which `start_request` waits for), so waiting for the heads of
+/// earlier requests would only serialise concurrent calls. A notification
+/// is different: one sent after requests (`notifications/cancelled` above
+/// all) is about them, and should not reach the server before them.
+#[derive(Default)]
+struct InFlight(Vec<Started>);
+
+impl InFlight {
+    fn push(&mut self, started: Started) {
+        // Answered ones are dropped here, so that the list stays as long
+        // as the requests in flight, not as the connection's history.
+        self.0
+            .retain_mut(|s| matches!(s.head.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
+        self.0.push(started);
+    }
+
+    /// Waits a moment ([`ORDER_GRACE`], for them all) for the response
+    /// heads of the requests in flight: servers that stream send their
+    /// head at once, so the notification reaches them after the requests;
+    /// a slow JSON server costs the notification at most this. Forgets
+    /// them after: later messages do not wait again.
+    async fn settle(&mut self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let heads = std::mem::take(&mut self.0).into_iter().map(|s| s.head);
+        let _ = tokio::time::timeout(ORDER_GRACE, futures::future::join_all(heads)).await;
     }
 }
 
@@ -735,17 +797,19 @@ impl Shared {
         }
     }
 
-    /// Starts a request's exchange on a task of its own. For `initialize`,
-    /// waits for the response head first, so the session id is known
-    /// before the next message leaves.
-    async fn start_request(self: &Arc<Self>, request: Request) {
+    /// Starts a request's exchange on a task of its own, and hands back
+    /// what a later notification waits for (see [`InFlight`]). For
+    /// `initialize`, waits for the response head instead, so the session
+    /// id is known before the next message leaves. `None` when nothing is
+    /// left to wait for.
+    async fn start_request(self: &Arc<Self>, request: Request) -> Option<Started> {
         let id = request.id.clone();
         let (headers, stream) = {
             let mut state = self.state();
             match state.requests.get_mut(&id) {
                 Some(p) => (std::mem::take(&mut p.headers), p.stream.clone()),
                 // Given up between the queue and here.
-                None => return,
+                None => return None,
             }
         };
         let initialize = request.method == INITIALIZE;
@@ -754,15 +818,22 @@ impl Shared {
             tracing::debug!("not sent: the session expired and no new one was opened yet");
             self.engine
                 .fail_request(&id, TransportError::SessionExpired { status });
-            return;
+            return None;
         }
         let (head_tx, head_rx) = oneshot::channel();
         let (taken_tx, taken_rx) = oneshot::channel();
         let shared = self.clone();
         let shutdown = self.engine.shutdown_token();
         let span = tracing::debug_span!("mcp_http_request", id = %id, method = %request.method);
+        // The headers are taken here, in queue order, not on the task: a
+        // session closed or replaced after this request was queued does
+        // not change what it carries.
+        let message = Message::Request(request);
+        let prepared = self.message_headers(&message, &headers);
         let exchange = async move {
-            shared.exchange(request, headers, head_tx, taken_tx).await;
+            shared
+                .exchange(message, headers, prepared, head_tx, taken_tx)
+                .await;
         };
         let closed = stream.clone();
         tokio::spawn(
@@ -776,30 +847,32 @@ impl Shared {
             .instrument(span),
         );
         // The next message leaves once this one's bytes are on their way
-        // (or the exchange ended), so messages leave in queue order; after
-        // `initialize`, once its response head has come, so the session id
-        // is known. Both end early if the exchange is dropped.
+        // (or the exchange ended), so that messages leave in queue order;
+        // it does not wait for the answer. Both waits end early if the
+        // exchange is dropped.
         let _ = taken_rx.await;
         if initialize {
+            // Nothing leaves before `initialize`'s response head: it
+            // carries the session id.
             let _ = head_rx.await;
-        } else {
-            // Servers that stream send their head at once; waiting a
-            // moment for it keeps two requests in order at the server too,
-            // and costs a slow JSON server's next message at most this.
-            let _ = tokio::time::timeout(ORDER_GRACE, head_rx).await;
+            return None;
         }
+        Some(Started { head: head_rx })
     }
 
     async fn exchange(
         self: &Arc<Self>,
-        request: Request,
+        message: Message,
         extra: Vec<(String, String)>,
+        (headers, with_session): (HeaderMap, bool),
         head: oneshot::Sender<()>,
         taken: oneshot::Sender<()>,
     ) {
+        let Message::Request(request) = &message else {
+            return;
+        };
         let id = request.id.clone();
         let initialize = request.method == INITIALIZE;
-        let message = Message::Request(request);
         let legacy = modern_version(&message).is_none();
         if self.old_endpoint().is_some() {
             // HTTP+SSE: the answer comes on the GET stream.
@@ -810,7 +883,6 @@ impl Shared {
             }
             return;
         }
-        let (headers, with_session) = self.message_headers(&message, &extra);
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
         let response = match self.send(Method::POST, &headers, body, Some(taken)).await {
             Ok(r) => r,
@@ -847,9 +919,6 @@ impl Shared {
                 }
             );
             if initialize && legacy && refused && self.config.sse_fallback {
-                let Message::Request(request) = &message else {
-                    return;
-                };
                 match self.fallback_to_sse(request).await {
                     Ok(()) => return,
                     Err(Some(other)) => {
@@ -1337,8 +1406,9 @@ impl Shared {
     }
 
     /// A request given up: modern closes its stream; legacy also tells
-    /// the server with `notifications/cancelled`.
-    async fn cancel(&self, id: RequestId, reason: &'static str) {
+    /// the server with `notifications/cancelled`, which this hands back
+    /// for the writer to post.
+    fn cancel(&self, id: RequestId, reason: &'static str) -> Option<Message> {
         let legacy = {
             let mut state = self.state();
             if let Some(pending) = state.requests.remove(&id) {
@@ -1349,10 +1419,7 @@ impl Shared {
                 || state.legacy_version.is_some()
                 || state.modern_version.is_none()
         };
-        if legacy {
-            self.post_one_way(Outbound::Cancel { id, reason }.into_message())
-                .await;
-        }
+        legacy.then(|| Outbound::Cancel { id, reason }.into_message())
     }
 
     fn is_legacy(&self) -> bool {

@@ -31,6 +31,7 @@ impl Ctx {
             reports_stderr_tail: harness.reports_stderr_tail,
             unit: self.unit,
             sentinels: 0,
+            early: Vec::new(),
         }
     }
 
@@ -63,6 +64,10 @@ pub(super) struct Conn {
     pub(super) reports_stderr_tail: bool,
     pub(super) unit: Duration,
     pub(super) sentinels: u64,
+    /// Requests the peer saw before the one a rule waited for: requests
+    /// sent together may reach it in any order (over HTTP each is a POST
+    /// of its own), and a rule asks for them by id.
+    early: Vec<Request>,
 }
 
 impl Conn {
@@ -118,12 +123,21 @@ impl Conn {
     ) -> Result<Request, Verdict> {
         let id = id.into();
         let what = format!("request {id} ({method})");
-        match self.recv(&what).await? {
-            Message::Request(r) if r.id == id && r.method == method => Ok(r),
-            other => Err(fail(format!(
-                "expected {what}, the peer saw {}",
-                show(&other)
-            ))),
+        let found = |r: &Request| r.id == id && r.method == method;
+        if let Some(i) = self.early.iter().position(found) {
+            return Ok(self.early.remove(i));
+        }
+        loop {
+            match self.recv(&what).await? {
+                Message::Request(r) if found(&r) => return Ok(r),
+                Message::Request(r) if self.early.len() < 64 => self.early.push(r),
+                other => {
+                    return Err(fail(format!(
+                        "expected {what}, the peer saw {}",
+                        show(&other)
+                    )));
+                }
+            }
         }
     }
 
