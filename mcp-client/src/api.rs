@@ -418,7 +418,11 @@ impl Client {
             Some(a) => retry_params(&params, &a.responses, a.request_state.as_deref()),
             None => params,
         };
-        match self.session.send_once(M::METHOD, params, options).await? {
+        match self
+            .session
+            .send_once(M::METHOD, params, options, None)
+            .await?
+        {
             Outcome::Complete(v) => Ok(Outcome::Complete(parse(M::METHOD, v)?)),
             Outcome::InputRequired(ir) => Ok(Outcome::InputRequired(ir)),
         }

@@ -247,8 +247,9 @@ impl Session {
         method: &str,
         params: Value,
         options: &CallOptions,
+        kept: Option<&Value>,
     ) -> Result<Outcome<Value>> {
-        let value = self.send(method, Some(params), options).await?;
+        let value = self.send_kept(method, Some(params), options, kept).await?;
         match classify_result(value, &self.registered_result_types()) {
             Ok(ClassifiedResult::Complete(v)) => Ok(Outcome::Complete(v)),
             Ok(ClassifiedResult::InputRequired(ir)) => Ok(Outcome::InputRequired(ir)),
@@ -293,7 +294,14 @@ impl Session {
             round_options.max_total = Some(deadline.saturating_duration_since(Instant::now()));
             let span = crate::trace::round_span(method, round, &self.version(), &current);
             let outcome = tracing::Instrument::instrument(
-                self.send_once(method, current, &round_options),
+                // The first round's params are the original, whose copy
+                // serves a retry too.
+                self.send_once(
+                    method,
+                    current,
+                    &round_options,
+                    original.as_ref().filter(|_| round == 1),
+                ),
                 span.clone(),
             )
             .await;

@@ -253,8 +253,22 @@ impl Session {
     pub(crate) async fn send(
         &self,
         method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Value> {
+        self.send_kept(method, params, options, None).await
+    }
+
+    /// [`send`](Self::send), when the caller keeps a copy of `params`
+    /// itself (`kept`, equal to them): a retry is rebuilt from it, so no
+    /// second copy is made here (a modern `tools/call` would otherwise
+    /// copy its arguments twice per call).
+    pub(crate) async fn send_kept(
+        &self,
+        method: &str,
         mut params: Option<Value>,
         options: &CallOptions,
+        kept: Option<&Value>,
     ) -> Result<Value> {
         let _in_flight = InFlight::enter(&self.in_flight);
         let mut version = self.version();
@@ -264,6 +278,10 @@ impl Session {
         let recoverable = self.transport().answers_every_request();
         let (mut renewed, mut resent, mut restarted) = (false, false, false);
         loop {
+            if params.is_none() {
+                // A retry of params handed over whole: the caller's copy.
+                params = kept.cloned();
+            }
             let generation = self.ready().await.map_err(|e| self.fail(method, e))?;
             let id = self.ids.next();
             let token = options.wants_progress().then(|| id.clone());
@@ -280,7 +298,7 @@ impl Session {
             let may_retry = version_retry
                 || (recoverable && !(renewed && resent))
                 || (self.supervised() && !restarted);
-            let attempt = if may_retry {
+            let attempt = if may_retry && kept.is_none() {
                 params.clone()
             } else {
                 params.take()
@@ -373,7 +391,11 @@ impl Session {
                     may_have_run,
                     cause,
                 }) if recoverable && !resent => {
-                    if may_have_run && !self.recovery.resend_is_harmless(method, params.as_ref()) {
+                    if may_have_run
+                        && !self
+                            .recovery
+                            .resend_is_harmless(method, params.as_ref().or(kept))
+                    {
                         return Err(self.fail(
                             method,
                             ErrorKind::MayHaveRun {
@@ -398,7 +420,11 @@ impl Session {
                     // that died with the request may have run it.
                     let reached = matches!(e, TransportError::ServerGone(_));
                     restarted = reached;
-                    if reached && !self.recovery.resend_is_harmless(method, params.as_ref()) {
+                    if reached
+                        && !self
+                            .recovery
+                            .resend_is_harmless(method, params.as_ref().or(kept))
+                    {
                         return Err(self.fail(method, ErrorKind::MayHaveRun { cause: e }));
                     }
                     tracing::info!(method, "sending the request again on the new connection");

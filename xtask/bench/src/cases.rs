@@ -675,7 +675,7 @@ pub async fn connect(settings: &Settings, wire: &Wire, report: &mut Report) -> R
 /// it hardly moves with other load on the machine, so it shows what a
 /// change to the client's per-call work is worth. Printed, not reported.
 pub async fn cpu_per_call(settings: &Settings) -> Result {
-    const CALLS: usize = 20_000;
+    const CALLS: usize = 50_000;
     for era in Era::BOTH {
         let conn = Conn::connect(
             ClientKind::pinned(Who::Ours, era),
@@ -689,18 +689,53 @@ pub async fn cpu_per_call(settings: &Settings) -> Result {
         }
         for callers in [1, 16] {
             let before = cpu_time();
+            let (writes, reads, switches) = (syscalls("syscw"), syscalls("syscr"), switches());
+            crate::memory::count_allocations(true);
+            let allocations = crate::memory::allocations();
             let load = concurrent(callers, CALLS, Duration::from_secs(60), caller.clone()).await?;
+            crate::memory::count_allocations(false);
+            let allocations = crate::memory::allocations() - allocations;
             let cpu = cpu_time() - before;
+            let per_call = |n: u64| n as f64 / load.calls as f64;
             eprintln!(
-                "cpu per call, {era:?}, {callers} callers: {:.2} µs ({} calls, {:.0} calls/s)",
+                "cpu per call, {era:?}, {callers} callers: {:.2} µs ({} calls, {:.0} calls/s); \
+                 per call: {:.2} writes, {:.2} reads, {:.2} context switches, \
+                 {:.1} allocations (the bench's own included)",
                 cpu.as_secs_f64() * 1e6 / load.calls as f64,
                 load.calls,
                 load.calls as f64 / load.elapsed.as_secs_f64(),
+                per_call(syscalls("syscw") - writes),
+                per_call(syscalls("syscr") - reads),
+                per_call(self::switches() - switches),
+                per_call(allocations),
             );
         }
         conn.close().await?;
     }
     Ok(())
+}
+
+/// A counter of this process's system calls from `/proc/self/io`
+/// (`syscr`: reads, `syscw`: writes; 0 where there is none).
+fn syscalls(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|io| {
+            io.lines()
+                .find_map(|l| l.strip_prefix(field)?.strip_prefix(": ")?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// This process's context switches, voluntary and not.
+fn switches() -> u64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    (usage.ru_nvcsw + usage.ru_nivcsw) as u64
 }
 
 /// This process's user plus system CPU time.

@@ -279,6 +279,27 @@ fn shrank(by: isize) {
     }
 }
 
+/// Whether allocations are counted (the `cpu` row only: a counter shared by
+/// every thread costs a contended cache line per allocation).
+static COUNT: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicIsize = AtomicIsize::new(0);
+
+/// Starts or stops counting allocations.
+pub fn count_allocations(on: bool) {
+    COUNT.store(on, Ordering::Relaxed);
+}
+
+/// The allocations counted so far.
+pub fn allocations() -> u64 {
+    ALLOCATIONS.load(Ordering::Relaxed) as u64
+}
+
+fn counted() {
+    if COUNT.load(Ordering::Relaxed) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Counts a block of `size` coming (`+1`) or going (`-1`) in `BIG`.
 fn big(size: usize, delta: isize) {
     if size >= BIG_FROM && TRACK.load(Ordering::Relaxed) {
@@ -300,6 +321,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as the caller promised.
         let p = unsafe { System.alloc(layout) };
+        counted();
         if !p.is_null() {
             grew(layout.size() as isize);
             big(layout.size(), 1);
@@ -310,6 +332,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as the caller promised.
         let p = unsafe { System.alloc_zeroed(layout) };
+        counted();
         if !p.is_null() {
             grew(layout.size() as isize);
             big(layout.size(), 1);
@@ -327,6 +350,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: as the caller promised.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
+        counted();
         if !p.is_null() {
             let by = new_size as isize - layout.size() as isize;
             if by >= 0 {
