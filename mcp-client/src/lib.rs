@@ -64,6 +64,7 @@ pub mod events;
 mod gating;
 pub mod handlers;
 pub mod host;
+mod kept_params;
 mod meta_cache;
 pub mod mrtr;
 mod options;

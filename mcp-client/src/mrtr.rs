@@ -23,6 +23,7 @@ use crate::config::Config;
 use crate::elicitation::fill_defaults;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::handlers::{CallContext, HandlerContext, HandlerError};
+use crate::kept_params::KeptParams;
 use crate::options::CallOptions;
 use crate::session::Session;
 
@@ -247,7 +248,7 @@ impl Session {
         method: &str,
         params: Value,
         options: &CallOptions,
-        kept: Option<&Value>,
+        kept: Option<&KeptParams>,
     ) -> Result<Outcome<Value>> {
         let value = self.send_kept(method, Some(params), options, kept).await?;
         match classify_result(value, &self.registered_result_types()) {
@@ -285,7 +286,7 @@ impl Session {
                     Some(&params),
                     crate::session::COPY_FOR_RETRY_LIMIT,
                 ));
-        let original = may_ask.then(|| params.clone());
+        let original = may_ask.then(|| KeptParams::of(&params));
         let mut current = params;
         let mut round = 0;
         while round < self.config.max_rounds {
@@ -326,7 +327,10 @@ impl Session {
                     let remaining = deadline.saturating_duration_since(Instant::now());
                     let asking = Asking {
                         method: Some(method),
-                        target: target_of(method, original.as_ref()),
+                        target: target_of(
+                            method,
+                            original.as_ref().map(KeptParams::value).as_ref(),
+                        ),
                         round,
                         version: self.version(),
                     };
@@ -348,8 +352,8 @@ impl Session {
                 }
                 None => InputResponses::new(),
             };
-            let original = original.as_ref().unwrap_or(&Value::Null);
-            current = retry_params(original, &responses, input.request_state.as_deref());
+            let original = original.as_ref().map_or(Value::Null, KeptParams::value);
+            current = retry_params(&original, &responses, input.request_state.as_deref());
         }
         Err(ClientError::new(ErrorKind::TooManyRounds { rounds: round }).with_method(method))
     }

@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::Events;
 use crate::gating;
+use crate::kept_params::KeptParams;
 use crate::options::CallOptions;
 use crate::recovery::Recovery;
 use crate::supervision::Supervisor;
@@ -268,8 +269,10 @@ impl Session {
         method: &str,
         mut params: Option<Value>,
         options: &CallOptions,
-        kept: Option<&Value>,
+        kept: Option<&KeptParams>,
     ) -> Result<Value> {
+        // The copy made here, when the caller keeps none.
+        let mut own: Option<KeptParams> = None;
         let _in_flight = InFlight::enter(&self.in_flight);
         let mut version = self.version();
         let mut retried = false;
@@ -279,8 +282,8 @@ impl Session {
         let (mut renewed, mut resent, mut restarted) = (false, false, false);
         loop {
             if params.is_none() {
-                // A retry of params handed over whole: the caller's copy.
-                params = kept.cloned();
+                // A retry: the params went with the last attempt.
+                params = kept.or(own.as_ref()).map(KeptParams::value);
             }
             let generation = self.ready().await.map_err(|e| self.fail(method, e))?;
             let id = self.ids.next();
@@ -298,11 +301,10 @@ impl Session {
             let may_retry = version_retry
                 || (recoverable && !(renewed && resent))
                 || (self.supervised() && !restarted);
-            let attempt = if may_retry && kept.is_none() {
-                params.clone()
-            } else {
-                params.take()
-            };
+            if may_retry && kept.is_none() {
+                own = params.as_ref().map(KeptParams::of);
+            }
+            let attempt = params.take();
             let span = trace::request_span(method, &id, &version, attempt.as_ref());
             trace::note_id_on_round(&id);
             let extra = trace::extras_with_context(&span, attempt.as_ref(), &options.meta);
@@ -391,11 +393,8 @@ impl Session {
                     may_have_run,
                     cause,
                 }) if recoverable && !resent => {
-                    if may_have_run
-                        && !self
-                            .recovery
-                            .resend_is_harmless(method, params.as_ref().or(kept))
-                    {
+                    let sent = kept.or(own.as_ref()).map(KeptParams::value);
+                    if may_have_run && !self.recovery.resend_is_harmless(method, sent.as_ref()) {
                         return Err(self.fail(
                             method,
                             ErrorKind::MayHaveRun {
@@ -420,11 +419,8 @@ impl Session {
                     // that died with the request may have run it.
                     let reached = matches!(e, TransportError::ServerGone(_));
                     restarted = reached;
-                    if reached
-                        && !self
-                            .recovery
-                            .resend_is_harmless(method, params.as_ref().or(kept))
-                    {
+                    let sent = kept.or(own.as_ref()).map(KeptParams::value);
+                    if reached && !self.recovery.resend_is_harmless(method, sent.as_ref()) {
                         return Err(self.fail(method, ErrorKind::MayHaveRun { cause: e }));
                     }
                     tracing::info!(method, "sending the request again on the new connection");

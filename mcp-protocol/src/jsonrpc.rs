@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+mod well_formed;
+
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -315,6 +317,9 @@ pub enum Inbound {
 impl Inbound {
     /// Parses one line (without its newline) or one HTTP body.
     pub fn parse(bytes: &[u8]) -> Result<Inbound, ParseError> {
+        if let Some(message) = well_formed::parse(bytes) {
+            return Ok(Inbound::Single(message));
+        }
         let value: Value = serde_json::from_slice(bytes).map_err(|e| ParseError {
             kind: ParseErrorKind::NotJson(e.to_string()),
             id: None,
