@@ -675,7 +675,6 @@ pub async fn connect(settings: &Settings, wire: &Wire, report: &mut Report) -> R
 /// it hardly moves with other load on the machine, so it shows what a
 /// change to the client's per-call work is worth. Printed, not reported.
 pub async fn cpu_per_call(settings: &Settings) -> Result {
-    const CALLS: usize = 50_000;
     for era in Era::BOTH {
         let conn = Conn::connect(
             ClientKind::pinned(Who::Ours, era),
@@ -683,34 +682,50 @@ pub async fn cpu_per_call(settings: &Settings) -> Result {
             era.flag(),
         )
         .await?;
-        let caller = conn.caller();
-        for _ in 0..settings.warmup {
-            caller.echo("hello").await?;
-        }
-        for callers in [1, 16] {
-            let before = cpu_time();
-            let (writes, reads, switches) = (syscalls("syscw"), syscalls("syscr"), switches());
-            crate::memory::count_allocations(true);
-            let allocations = crate::memory::allocations();
-            let load = concurrent(callers, CALLS, Duration::from_secs(60), caller.clone()).await?;
-            crate::memory::count_allocations(false);
-            let allocations = crate::memory::allocations() - allocations;
-            let cpu = cpu_time() - before;
-            let per_call = |n: u64| n as f64 / load.calls as f64;
-            eprintln!(
-                "cpu per call, {era:?}, {callers} callers: {:.2} µs ({} calls, {:.0} calls/s); \
-                 per call: {:.2} writes, {:.2} reads, {:.2} context switches, \
-                 {:.1} allocations (the bench's own included)",
-                cpu.as_secs_f64() * 1e6 / load.calls as f64,
-                load.calls,
-                load.calls as f64 / load.elapsed.as_secs_f64(),
-                per_call(syscalls("syscw") - writes),
-                per_call(syscalls("syscr") - reads),
-                per_call(self::switches() - switches),
-                per_call(allocations),
-            );
-        }
+        cpu_of(settings, &format!("stdio, {era:?}"), &conn).await?;
         conn.close().await?;
+    }
+    for era in Era::BOTH {
+        let server = crate::http::HttpServer::start(&settings.server, era.flag(), &["--json"]).await?;
+        let conn = Conn::open(ClientKind::pinned(Who::Ours, era), Target::Http(&server.url, None)).await?;
+        cpu_of(settings, &format!("HTTP (JSON answers), {era:?}"), &conn).await?;
+        conn.close().await?;
+    }
+    Ok(())
+}
+
+/// Prints the client's CPU time, system calls, context switches and
+/// allocations per call on `conn`, at 1 and 16 callers.
+async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
+    const CALLS: usize = 50_000;
+    let caller = conn.caller();
+    for _ in 0..settings.warmup {
+        caller.echo("hello").await?;
+    }
+    for callers in [1, 16] {
+        let before = cpu_time();
+        let (writes, reads, switches) = (syscalls("syscw"), syscalls("syscr"), switches());
+        crate::memory::count_allocations(true);
+        let allocations = crate::memory::allocations();
+        let load = concurrent(callers, CALLS, Duration::from_secs(60), caller.clone()).await?;
+        crate::memory::count_allocations(false);
+        let allocations = crate::memory::allocations() - allocations;
+        let cpu = cpu_time() - before;
+        let per_call = |n: u64| n as f64 / load.calls as f64;
+        // Sockets are written with `send` and read with `recv`, which
+        // `/proc/self/io` does not count: over HTTP these two say little.
+        eprintln!(
+            "cpu per call, {label}, {callers} callers: {:.2} µs ({} calls, {:.0} calls/s); \
+             per call: {:.2} writes, {:.2} reads, {:.2} context switches, \
+             {:.1} allocations (the bench's own included)",
+            cpu.as_secs_f64() * 1e6 / load.calls as f64,
+            load.calls,
+            load.calls as f64 / load.elapsed.as_secs_f64(),
+            per_call(syscalls("syscw") - writes),
+            per_call(syscalls("syscr") - reads),
+            per_call(self::switches() - switches),
+            per_call(allocations),
+        );
     }
     Ok(())
 }
