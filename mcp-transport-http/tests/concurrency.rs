@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::{Seen, TestServer, result, status};
 use mcp_protocol::{Notification, Request};
 use mcp_transport::{CancellationToken, ConnectionHandlers, RequestOptions, Transport};
-use mcp_transport_http::HttpTransportBuilder;
+use mcp_transport_http::{HttpTransport, HttpTransportBuilder};
 use serde_json::json;
 
 /// How long the server holds a slow request's response head.
@@ -31,6 +31,14 @@ async fn server() -> TestServer {
     .await
 }
 
+/// A transport to `server`, without the GET stream (only POSTs reach it).
+fn transport(server: &TestServer) -> HttpTransport {
+    HttpTransportBuilder::new(server.url())
+        .legacy_get_stream(false)
+        .build(ConnectionHandlers::discard())
+        .unwrap()
+}
+
 fn call(id: i64, name: &str) -> Request {
     Request::new(id, "tools/call", Some(json!({"name": name})))
 }
@@ -43,10 +51,7 @@ fn position(seen: &[Seen], is: impl Fn(&serde_json::Value) -> bool) -> Option<us
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_does_not_wait_for_the_answers_of_those_before_it() {
     let server = server().await;
-    let transport = HttpTransportBuilder::new(server.url())
-        .legacy_get_stream(false)
-        .build(ConnectionHandlers::discard())
-        .unwrap();
+    let transport = transport(&server);
     // Warm: the first connection is open before the clock starts.
     transport
         .request(call(0, "fast"), RequestOptions::new())
@@ -83,10 +88,7 @@ async fn a_request_does_not_wait_for_the_answers_of_those_before_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_notification_reaches_the_server_after_the_requests_before_it() {
     let server = server().await;
-    let transport = HttpTransportBuilder::new(server.url())
-        .legacy_get_stream(false)
-        .build(ConnectionHandlers::discard())
-        .unwrap();
+    let transport = transport(&server);
     let slow: Vec<_> = (1..=4)
         .map(|id| tokio::spawn(transport.request(call(id, "slow"), RequestOptions::new())))
         .collect();
@@ -122,10 +124,7 @@ async fn a_notification_reaches_the_server_after_the_requests_before_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_reaches_the_server_after_the_request_it_names() {
     let server = server().await;
-    let transport = HttpTransportBuilder::new(server.url())
-        .legacy_get_stream(false)
-        .build(ConnectionHandlers::discard())
-        .unwrap();
+    let transport = transport(&server);
     let token = CancellationToken::new();
     let answer = tokio::spawn(transport.request(
         call(1, "slow"),
