@@ -98,3 +98,77 @@ macro_rules! unknown_fields {
         )+
     };
 }
+
+/// `Deserialize` for a struct of named members plus `extra` (the members
+/// this library does not know), the same as serde's derive with
+/// `#[serde(flatten)] extra` would give, without `flatten`'s cost: serde
+/// buffers a flattened struct's whole object, nested values included,
+/// into an intermediate form before typing it, where this types each
+/// member as it comes. Kept for the results and items a client reads by
+/// the hundred (`tools/list`, `tools/call`).
+///
+/// `required` members must be present; `optional` ones are `Option`s
+/// (absent and `null` both read as `None`). A member named twice is an
+/// error, as with the derive.
+macro_rules! deserialize_with_extra {
+    (
+        $ty:ident, $what:literal,
+        required { $($rf:ident : $rw:literal),* $(,)? }
+        optional { $($of:ident : $ow:literal),* $(,)? }
+    ) => {
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> ::std::result::Result<Self, D::Error> {
+                struct Members;
+                impl<'de> ::serde::de::Visitor<'de> for Members {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> ::std::result::Result<$ty, A::Error> {
+                        use ::serde::de::Error as _;
+                        $( let mut $rf = None; )*
+                        $( let mut $of = None; )*
+                        let mut extra = $crate::types::JsonObject::new();
+                        while let Some(key) = map.next_key::<String>()? {
+                            match key.as_str() {
+                                $( $rw => {
+                                    if $rf.is_some() {
+                                        return Err(A::Error::duplicate_field($rw));
+                                    }
+                                    $rf = Some(map.next_value()?);
+                                } )*
+                                $( $ow => {
+                                    if $of.is_some() {
+                                        return Err(A::Error::duplicate_field($ow));
+                                    }
+                                    $of = Some(map.next_value()?);
+                                } )*
+                                _ => {
+                                    let value = map.next_value()?;
+                                    extra.insert(key, value);
+                                }
+                            }
+                        }
+                        Ok($ty {
+                            $( $rf: $rf.ok_or_else(|| A::Error::missing_field($rw))?, )*
+                            $( $of: $crate::macros::present($of), )*
+                            extra,
+                        })
+                    }
+                }
+                deserializer.deserialize_map(Members)
+            }
+        }
+    };
+}
+
+/// An optional member as read: `None` when absent, else what it held
+/// (`null` being `None` too).
+pub(crate) fn present<T>(member: Option<Option<T>>) -> Option<T> {
+    member.flatten()
+}

@@ -41,7 +41,7 @@ pub struct Annotations {
 }
 
 /// Text content (`"type": "text"`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct TextContent {
     /// The text.
@@ -330,8 +330,8 @@ impl Serialize for ContentBlock {
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut map = JsonObject::deserialize(d)?;
-        let tag = match map.get("type") {
-            Some(Value::String(t)) => t.clone(),
+        let tag = match map.remove("type") {
+            Some(Value::String(t)) => t,
             Some(_) => return Err(D::Error::custom("a content block's type is not a string")),
             None => return Err(D::Error::missing_field("type")),
         };
@@ -345,9 +345,10 @@ impl<'de> Deserialize<'de> for ContentBlock {
             "tool_result",
         ];
         if !known.contains(&tag.as_str()) {
+            // Kept whole, its type included.
+            map.insert("type".to_owned(), Value::String(tag));
             return Ok(ContentBlock::Unknown(map));
         }
-        map.remove("type");
         Ok(match tag.as_str() {
             "text" => ContentBlock::Text(from_object(map)?),
             "image" => ContentBlock::Image(from_object(map)?),
@@ -375,6 +376,12 @@ impl crate::unknown::UnknownFields for ContentBlock {
             )),
         }
     }
+}
+
+deserialize_with_extra! {
+    TextContent, "a text content block",
+    required { text: "text" }
+    optional { annotations: "annotations", meta: "_meta" }
 }
 
 unknown_fields! {

@@ -71,7 +71,7 @@ impl ToolExecution {
 }
 
 /// A tool the server offers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Tool {
@@ -130,7 +130,7 @@ impl Tool {
 }
 
 /// Result of `tools/list`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListToolsResult {
@@ -205,7 +205,7 @@ impl CallToolRequestParams {
 }
 
 /// Result of `tools/call` (when complete).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CallToolResult {
@@ -248,6 +248,43 @@ impl CallToolResult {
     }
 }
 
+deserialize_with_extra! {
+    Tool, "a tool",
+    required { name: "name", input_schema: "inputSchema" }
+    optional {
+        title: "title",
+        description: "description",
+        output_schema: "outputSchema",
+        annotations: "annotations",
+        execution: "execution",
+        icons: "icons",
+        meta: "_meta",
+    }
+}
+
+deserialize_with_extra! {
+    ListToolsResult, "a tools/list result",
+    required { tools: "tools" }
+    optional {
+        next_cursor: "nextCursor",
+        ttl_ms: "ttlMs",
+        cache_scope: "cacheScope",
+        result_type: "resultType",
+        meta: "_meta",
+    }
+}
+
+deserialize_with_extra! {
+    CallToolResult, "a tools/call result",
+    required { content: "content" }
+    optional {
+        structured_content: "structuredContent",
+        is_error: "isError",
+        result_type: "resultType",
+        meta: "_meta",
+    }
+}
+
 unknown_fields! {
     ToolAnnotations;
     ToolExecution { task_support: "taskSupport" };
@@ -263,4 +300,66 @@ unknown_fields! {
     };
     CallToolRequestParams { task: "task", input_responses: "inputResponses" };
     CallToolResult { content: "content", result_type: "resultType" };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn members_typed_as_they_come_and_unknown_ones_kept() {
+        let raw = json!({
+            "tools": [{
+                "name": "echo",
+                "title": null,
+                "inputSchema": {"type": "object"},
+                "x-vendor": {"a": [1, 2]},
+            }],
+            "nextCursor": "2",
+            "later": true,
+        });
+        // From a `Value` (what the client does) and from text alike.
+        for list in [
+            serde_json::from_value::<ListToolsResult>(raw.clone()).unwrap(),
+            serde_json::from_str::<ListToolsResult>(&raw.to_string()).unwrap(),
+        ] {
+            assert_eq!(list.next_cursor.as_deref(), Some("2"));
+            assert_eq!(list.extra.get("later"), Some(&json!(true)));
+            let tool = &list.tools[0];
+            assert_eq!(tool.name, "echo");
+            assert_eq!(tool.title, None, "null reads as absent");
+            assert_eq!(tool.extra.get("x-vendor"), Some(&json!({"a": [1, 2]})));
+            // And back: the same JSON, the unknown member included.
+            assert_eq!(
+                serde_json::to_value(&list).unwrap()["tools"][0]["x-vendor"],
+                json!({"a": [1, 2]})
+            );
+        }
+    }
+
+    #[test]
+    fn missing_repeated_and_mistyped_members_are_errors() {
+        let missing = serde_json::from_value::<CallToolResult>(json!({"isError": true}));
+        assert!(
+            missing
+                .unwrap_err()
+                .to_string()
+                .contains("missing field `content`")
+        );
+        let twice = serde_json::from_str::<CallToolResult>(
+            r#"{"content":[],"isError":true,"isError":false}"#,
+        );
+        assert!(
+            twice
+                .unwrap_err()
+                .to_string()
+                .contains("duplicate field `isError`")
+        );
+        let mistyped =
+            serde_json::from_value::<CallToolResult>(json!({"content": [], "isError": "yes"}));
+        assert!(mistyped.is_err());
+        let not_an_object = serde_json::from_value::<Tool>(json!(["echo"]));
+        assert!(not_an_object.unwrap_err().to_string().contains("a tool"));
+    }
 }
