@@ -345,6 +345,14 @@ async fn either_changed(a: &mut watch::Receiver<usize>, b: &mut watch::Receiver<
     }
 }
 
+/// The earlier of two optional deadlines.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 async fn sleep_until_opt(deadline: Option<Instant>) {
     match deadline {
         Some(d) => sleep_until(d).await,
@@ -390,13 +398,14 @@ impl Wait {
                         .give_up(TransportError::Cancelled, "the client cancelled the request", rx)
                         .await;
                 }
-                _ = sleep_until_opt(hard) => {
-                    let after = self.options.max_total.unwrap_or_default();
-                    let error = TransportError::Timeout { method: self.method, after };
-                    return guard.give_up(error, "the request timed out", rx).await;
-                }
-                _ = sleep_until_opt(base) => {
-                    let after = base_len.unwrap_or_default();
+                // One timer for both deadlines, the earlier (a timer per
+                // request costs a registration in tokio's wheel).
+                _ = sleep_until_opt(earliest(hard, base)) => {
+                    let after = if hard.is_some_and(|h| base.is_none_or(|b| h <= b)) {
+                        self.options.max_total.unwrap_or_default()
+                    } else {
+                        base_len.unwrap_or_default()
+                    };
                     let error = TransportError::Timeout { method: self.method, after };
                     return guard.give_up(error, "the request timed out", rx).await;
                 }
