@@ -476,7 +476,10 @@ pub async fn throughput(settings: &Settings, wire: &Wire, report: &mut Report) -
     let rounds = THROUGHPUT_ROUNDS;
     let per_round = settings.throughput_calls.div_ceil(rounds);
     let time = settings.throughput_time / rounds as u32;
-    for era in Era::BOTH {
+    let eras = Era::BOTH
+        .into_iter()
+        .filter(|e| settings.era.as_deref().is_none_or(|only| e.flag() == only));
+    for era in eras {
         let mut c = Contenders::open(settings, wire, era).await?;
         let template = &wire.era(era).call;
         let mut next_id = 10_000;
@@ -674,7 +677,7 @@ pub async fn connect(settings: &Settings, wire: &Wire, report: &mut Report) -> R
 /// calls, with nothing else of the bench running. Unlike calls per second
 /// it hardly moves with other load on the machine, so it shows what a
 /// change to the client's per-call work is worth. Printed, not reported.
-pub async fn cpu_per_call(settings: &Settings) -> Result {
+pub async fn cpu_per_call(settings: &Settings, wire: &Wire) -> Result {
     for era in Era::BOTH {
         let conn = Conn::connect(
             ClientKind::pinned(Who::Ours, era),
@@ -684,10 +687,16 @@ pub async fn cpu_per_call(settings: &Settings) -> Result {
         .await?;
         cpu_of(settings, &format!("stdio, {era:?}"), &conn).await?;
         conn.close().await?;
+        limit_cpu(settings, wire, era).await?;
     }
     for era in Era::BOTH {
-        let server = crate::http::HttpServer::start(&settings.server, era.flag(), &["--json"]).await?;
-        let conn = Conn::open(ClientKind::pinned(Who::Ours, era), Target::Http(&server.url, None)).await?;
+        let server =
+            crate::http::HttpServer::start(&settings.server, era.flag(), &["--json"]).await?;
+        let conn = Conn::open(
+            ClientKind::pinned(Who::Ours, era),
+            Target::Http(&server.url, None),
+        )
+        .await?;
         cpu_of(settings, &format!("HTTP (JSON answers), {era:?}"), &conn).await?;
         conn.close().await?;
     }
@@ -698,12 +707,21 @@ pub async fn cpu_per_call(settings: &Settings) -> Result {
 /// allocations per call on `conn`, at 1 and 16 callers.
 async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
     const CALLS: usize = 50_000;
+
     let caller = conn.caller();
     for _ in 0..settings.warmup {
         caller.echo("hello").await?;
     }
     for callers in [1, 16] {
-        let before = cpu_time();
+        // `MCP_BENCH_CPU="stdio, modern, 16"` (a part of the case's name):
+        // only the matching cases, to profile one of them alone.
+        let name = format!("{label}, {callers} callers");
+        if let Ok(only) = std::env::var("MCP_BENCH_CPU")
+            && !name.to_lowercase().contains(&only.to_lowercase())
+        {
+            continue;
+        }
+        let (before, server_before) = (cpu_time(), children_cpu_time());
         let (writes, reads, switches) = (syscalls("syscw"), syscalls("syscr"), switches());
         crate::memory::count_allocations(true);
         let allocations = crate::memory::allocations();
@@ -711,14 +729,16 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
         crate::memory::count_allocations(false);
         let allocations = crate::memory::allocations() - allocations;
         let cpu = cpu_time() - before;
+        let server = children_cpu_time() - server_before;
         let per_call = |n: u64| n as f64 / load.calls as f64;
         // Sockets are written with `send` and read with `recv`, which
         // `/proc/self/io` does not count: over HTTP these two say little.
         eprintln!(
-            "cpu per call, {label}, {callers} callers: {:.2} µs ({} calls, {:.0} calls/s); \
+            "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s); \
              per call: {:.2} writes, {:.2} reads, {:.2} context switches, \
              {:.1} allocations (the bench's own included)",
             cpu.as_secs_f64() * 1e6 / load.calls as f64,
+            server.as_secs_f64() * 1e6 / load.calls as f64,
             load.calls,
             load.calls as f64 / load.elapsed.as_secs_f64(),
             per_call(syscalls("syscw") - writes),
@@ -728,6 +748,68 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
         );
     }
     Ok(())
+}
+
+/// The limit's CPU per call over stdio (the bare pipe, and the server
+/// serving it), at 1 and 16 requests in flight: the floor the client's
+/// figures compare with.
+async fn limit_cpu(settings: &Settings, wire: &Wire, era: Era) -> Result {
+    const CALLS: usize = 50_000;
+    let mut bare = Bare::spawn(&settings.server, era)?;
+    bare.replay(&wire.era(era).connect).await?;
+    let template = &wire.era(era).call;
+    for window in [1, 16] {
+        let name = format!("stdio, {era:?}, {window} callers, limit");
+        if let Ok(only) = std::env::var("MCP_BENCH_CPU")
+            && !name.to_lowercase().contains(&only.to_lowercase())
+        {
+            continue;
+        }
+        let lines = template.lines(1_000_000, CALLS, "hello");
+        let (before, server_before) = (cpu_time(), children_cpu_time());
+        let load = pipelined(&mut bare, window, &lines).await?;
+        let (cpu, server) = (cpu_time() - before, children_cpu_time() - server_before);
+        let us = |d: Duration| d.as_secs_f64() * 1e6 / load.calls as f64;
+        eprintln!(
+            "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s)",
+            us(cpu),
+            us(server),
+            load.calls,
+            load.calls as f64 / load.elapsed.as_secs_f64(),
+        );
+    }
+    bare.close().await
+}
+
+/// The CPU time, user and system, of this process's live children (the
+/// servers), summed from `/proc` (zero where there is none).
+fn children_cpu_time() -> Duration {
+    let me = std::process::id().to_string();
+    // SAFETY: sysconf only reads a constant of the system.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut total = 0.0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // The fields after the command's name, which is in parentheses.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // rest[0] is the state (field 3): ppid is field 4, utime 14, stime 15.
+        if fields.get(1) != Some(&me.as_str()) {
+            continue;
+        }
+        let field = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        total += field(11) + field(12);
+    }
+    Duration::from_secs_f64(total / ticks)
 }
 
 /// A counter of this process's system calls from `/proc/self/io`

@@ -80,6 +80,8 @@ pub struct Settings {
     pub micro_iters: usize,
     /// Only these rows (`--only a,b`; empty: all), to profile one.
     pub only: Vec<String>,
+    /// Only this era in the stdio throughput row (`--era modern`).
+    pub era: Option<String>,
 }
 
 impl Settings {
@@ -112,6 +114,7 @@ impl Settings {
                 idle_stdio: 5,
                 micro_iters: 100,
                 only: Vec::new(),
+                era: None,
             };
         }
         Settings {
@@ -136,6 +139,7 @@ impl Settings {
             idle_stdio: 200,
             micro_iters: 20_000,
             only: Vec::new(),
+            era: None,
         }
     }
 }
@@ -161,12 +165,21 @@ fn run(args: &[String]) -> Result {
     let mut quick = false;
     let mut mem_case = None;
     let mut only = Vec::new();
+    let (mut callers, mut era) = (None, None);
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--server" => server = it.next().map(PathBuf::from),
             "--out" => out = it.next().map(PathBuf::from),
             "--quick" => quick = true,
+            // Profiling aids: the stdio throughput row with these callers
+            // only, in this era only.
+            "--callers" => {
+                callers = it
+                    .next()
+                    .map(|c| c.split(',').filter_map(|n| n.parse().ok()).collect())
+            }
+            "--era" => era = it.next().cloned(),
             "--only" => {
                 only = it
                     .next()
@@ -178,8 +191,10 @@ fn run(args: &[String]) -> Result {
             "--help" | "-h" => {
                 println!(
                     "usage: mcp-bench --server PATH [--out FILE] [--quick] [--only ROW,...]\n\
+                     \x20                [--callers N,...] [--era legacy|modern]\n\
                      rows: micro latency throughput http memory large connect idle\n\
-                     (and cpu, only by name: the client's CPU time per call)"
+                     (and cpu, only by name: the client's CPU time per call)\n\
+                     --callers and --era narrow the stdio throughput row, to profile it"
                 );
                 return Ok(());
             }
@@ -189,6 +204,10 @@ fn run(args: &[String]) -> Result {
     let server = server.ok_or("--server PATH (the mcp-testkit-server binary) is required")?;
     let mut settings = Settings::new(server, quick);
     settings.only = only;
+    if let Some(callers) = callers {
+        settings.callers = callers;
+    }
+    settings.era = era;
     // The same runtime for every client: tokio's multi-threaded default,
     // one worker per core.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -254,7 +273,7 @@ async fn bench(settings: &Settings) -> Result<Report> {
     // Only when asked for by name: a profiling aid, not a row.
     if settings.only.iter().any(|o| o == "cpu") {
         step("client CPU per call");
-        let outcome = cases::cpu_per_call(settings).await;
+        let outcome = cases::cpu_per_call(settings, &wire).await;
         failed(&mut report, outcome);
     }
     if settings.runs("http") {
