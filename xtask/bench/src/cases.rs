@@ -713,12 +713,8 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
         caller.echo("hello").await?;
     }
     for callers in [1, 16] {
-        // `MCP_BENCH_CPU="stdio, modern, 16"` (a part of the case's name):
-        // only the matching cases, to profile one of them alone.
         let name = format!("{label}, {callers} callers");
-        if let Ok(only) = std::env::var("MCP_BENCH_CPU")
-            && !name.to_lowercase().contains(&only.to_lowercase())
-        {
+        if !picked(&name) {
             continue;
         }
         let (before, server_before) = (cpu_time(), children_cpu_time());
@@ -760,9 +756,7 @@ async fn limit_cpu(settings: &Settings, wire: &Wire, era: Era) -> Result {
     let template = &wire.era(era).call;
     for window in [1, 16] {
         let name = format!("stdio, {era:?}, {window} callers, limit");
-        if let Ok(only) = std::env::var("MCP_BENCH_CPU")
-            && !name.to_lowercase().contains(&only.to_lowercase())
-        {
+        if !picked(&name) {
             continue;
         }
         let lines = template.lines(1_000_000, CALLS, "hello");
@@ -779,6 +773,16 @@ async fn limit_cpu(settings: &Settings, wire: &Wire, era: Era) -> Result {
         );
     }
     bare.close().await
+}
+
+/// Whether the `cpu` case `name` runs: `MCP_BENCH_CPU="stdio, modern, 16"`
+/// (a part of the case's name) keeps only the matching cases, to profile
+/// one of them alone.
+fn picked(name: &str) -> bool {
+    match std::env::var("MCP_BENCH_CPU") {
+        Ok(only) => name.to_lowercase().contains(&only.to_lowercase()),
+        Err(_) => true,
+    }
 }
 
 /// The CPU time, user and system, of this process's live children (the
