@@ -154,6 +154,34 @@ async fn progress_restarts_a_running_timer_only_when_asked() {
     assert_eq!(ended - start, 17 * S);
 }
 
+#[tokio::test(start_paused = true)]
+async fn progress_past_the_hard_maximum_ends_the_wait_there_and_says_so() {
+    // The base timer, pushed on by progress, would run out at 34 s; the
+    // hard maximum at 25 s comes first, and the error names it.
+    let (engine, _out) = engine();
+    let start = Instant::now();
+    let options = RequestOptions::new()
+        .timeout(10 * S)
+        .reset_timeout_on_progress(25 * S);
+    let h = timed(slow(1, options, &engine));
+    for _ in 0..3 {
+        sleep(8 * S).await;
+        progress(&engine, 1);
+    }
+    let (outcome, ended) = h.await.unwrap();
+    assert_eq!(timeout_after(&outcome), 25 * S);
+    assert_eq!(ended - start, 25 * S);
+    // And the other way round: the base timer first, the error names it.
+    let h = timed(slow(
+        2,
+        RequestOptions::new().timeout(10 * S).max_total(25 * S),
+        &engine,
+    ));
+    let (outcome, ended) = h.await.unwrap();
+    assert_eq!(timeout_after(&outcome), 10 * S);
+    assert_eq!(ended - start, 35 * S);
+}
+
 /// A server-request handler that waits until it is released.
 struct Held(std::sync::Mutex<Option<oneshot::Receiver<()>>>);
 

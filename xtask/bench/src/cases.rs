@@ -478,7 +478,7 @@ pub async fn throughput(settings: &Settings, wire: &Wire, report: &mut Report) -
     let time = settings.throughput_time / rounds as u32;
     let eras = Era::BOTH
         .into_iter()
-        .filter(|e| settings.era.as_deref().is_none_or(|only| e.flag() == only));
+        .filter(|e| settings.era.is_none_or(|only| *e == only));
     for era in eras {
         let mut c = Contenders::open(settings, wire, era).await?;
         let template = &wire.era(era).call;
@@ -672,9 +672,11 @@ pub async fn connect(settings: &Settings, wire: &Wire, report: &mut Report) -> R
     Ok(())
 }
 
-/// The client's own CPU time per call, with 16 callers: this process's
-/// user and system time (the server is a child, not counted) over as many
-/// calls, with nothing else of the bench running. Unlike calls per second
+/// The client's own CPU time per call, at 1 and 16 callers: this
+/// process's user and system time over as many calls, with nothing else of
+/// the bench running; beside it the server's (the bench's children), and
+/// over stdio the limit's, client and server, so that a throughput ratio
+/// can be read as a ratio of CPU spent per call. Unlike calls per second
 /// it hardly moves with other load on the machine, so it shows what a
 /// change to the client's per-call work is worth. Printed, not reported.
 pub async fn cpu_per_call(settings: &Settings, wire: &Wire) -> Result {
@@ -706,8 +708,6 @@ pub async fn cpu_per_call(settings: &Settings, wire: &Wire) -> Result {
 /// Prints the client's CPU time, system calls, context switches and
 /// allocations per call on `conn`, at 1 and 16 callers.
 async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
-    const CALLS: usize = 50_000;
-
     let caller = conn.caller();
     for _ in 0..settings.warmup {
         caller.echo("hello").await?;
@@ -721,7 +721,7 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
         let (writes, reads, switches) = (syscalls("syscw"), syscalls("syscr"), switches());
         crate::memory::count_allocations(true);
         let allocations = crate::memory::allocations();
-        let load = concurrent(callers, CALLS, Duration::from_secs(60), caller.clone()).await?;
+        let load = concurrent(callers, CPU_CALLS, Duration::from_secs(60), caller.clone()).await?;
         crate::memory::count_allocations(false);
         let allocations = crate::memory::allocations() - allocations;
         let cpu = cpu_time() - before;
@@ -746,11 +746,13 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
     Ok(())
 }
 
+/// The calls each case of the `cpu` row makes.
+const CPU_CALLS: usize = 50_000;
+
 /// The limit's CPU per call over stdio (the bare pipe, and the server
 /// serving it), at 1 and 16 requests in flight: the floor the client's
 /// figures compare with.
 async fn limit_cpu(settings: &Settings, wire: &Wire, era: Era) -> Result {
-    const CALLS: usize = 50_000;
     let mut bare = Bare::spawn(&settings.server, era)?;
     bare.replay(&wire.era(era).connect).await?;
     let template = &wire.era(era).call;
@@ -759,7 +761,7 @@ async fn limit_cpu(settings: &Settings, wire: &Wire, era: Era) -> Result {
         if !picked(&name) {
             continue;
         }
-        let lines = template.lines(1_000_000, CALLS, "hello");
+        let lines = template.lines(1_000_000, CPU_CALLS, "hello");
         let (before, server_before) = (cpu_time(), children_cpu_time());
         let load = pipelined(&mut bare, window, &lines).await?;
         let (cpu, server) = (cpu_time() - before, children_cpu_time() - server_before);

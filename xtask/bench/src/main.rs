@@ -81,7 +81,7 @@ pub struct Settings {
     /// Only these rows (`--only a,b`; empty: all), to profile one.
     pub only: Vec<String>,
     /// Only this era in the stdio throughput row (`--era modern`).
-    pub era: Option<String>,
+    pub era: Option<bare::Era>,
 }
 
 impl Settings {
@@ -175,11 +175,20 @@ fn run(args: &[String]) -> Result {
             // Profiling aids: the stdio throughput row with these callers
             // only, in this era only.
             "--callers" => {
-                callers = it
-                    .next()
-                    .map(|c| c.split(',').filter_map(|n| n.parse().ok()).collect())
+                let list = it.next().ok_or("--callers needs a list, such as 16,64")?;
+                let parsed: std::result::Result<Vec<usize>, _> =
+                    list.split(',').map(str::parse).collect();
+                callers = Some(parsed.map_err(|e| format!("--callers {list:?}: {e}"))?);
             }
-            "--era" => era = it.next().cloned(),
+            "--era" => {
+                era = match it.next().map(String::as_str) {
+                    Some("legacy") => Some(bare::Era::Legacy),
+                    Some("modern") => Some(bare::Era::Modern),
+                    other => {
+                        return Err(format!("--era takes legacy or modern, not {other:?}").into());
+                    }
+                }
+            }
             "--only" => {
                 only = it
                     .next()
