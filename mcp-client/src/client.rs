@@ -48,7 +48,7 @@ impl Client {
 
     /// The era in use.
     pub fn era(&self) -> Era {
-        self.session.verdict().era
+        self.session.era()
     }
 
     /// The protocol revision in use.
@@ -58,7 +58,7 @@ impl Client {
 
     /// What the server can do.
     pub fn server_capabilities(&self) -> ServerCapabilities {
-        self.session.verdict().capabilities
+        self.session.server_capabilities()
     }
 
     /// Who the server is, when it said.

@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 
 use mcp_protocol::error_codes;
 use mcp_protocol::meta::{self, RequestMetaBuilder};
-use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams};
+use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams, ServerCapabilities};
 use mcp_protocol::{Era, Notification, ProtocolVersion, Request, RequestId, methods};
 use mcp_transport::{Listener, RequestOptions, Tap, Transport, TransportError};
 use serde_json::{Map, Value};
@@ -171,6 +171,21 @@ impl Session {
             .clone();
         v.late_discover_answer |= self.late_discover.load(Ordering::Relaxed);
         v
+    }
+
+    /// The era in use, read without copying the verdict (asked on every
+    /// call).
+    pub(crate) fn era(&self) -> Era {
+        self.verdict.read().unwrap_or_else(|p| p.into_inner()).era
+    }
+
+    /// The server's capabilities, without copying the rest of the verdict.
+    pub(crate) fn server_capabilities(&self) -> ServerCapabilities {
+        self.verdict
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .capabilities
+            .clone()
     }
 
     pub(crate) fn update_verdict(&self, f: impl FnOnce(&mut Verdict)) {

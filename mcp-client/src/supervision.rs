@@ -309,7 +309,7 @@ impl Session {
         old.close().await;
         self.update_verdict(|v| *v = established.verdict);
         self.cache.clear();
-        if self.verdict().era == mcp_protocol::Era::Legacy {
+        if self.era() == mcp_protocol::Era::Legacy {
             self.reapply().await;
         }
         Ok(())
