@@ -137,8 +137,10 @@ impl Client {
     where
         Fut: Future<Output = Result<T>>,
     {
+        // The listings are boxed: they run once, and unboxed they would
+        // grow every call's future (copied at each level of the call).
         if !self.session.input_schemas.listed()
-            && let Err(e) = self.list_all_tools().await
+            && let Err(e) = Box::pin(self.list_all_tools()).await
         {
             tracing::debug!(error = %e, "could not list the tools for their headers");
         }
@@ -148,7 +150,7 @@ impl Client {
             Err(e) if e.code() == Some(mcp_protocol::error_codes::HEADER_MISMATCH) => {
                 tracing::info!(tool = %params.name, error = %e, "the server refused the call's headers; reading the tool list again");
                 let fresh = CallOptions::new().bypass_cache();
-                self.paginate(
+                Box::pin(self.paginate(
                     m::TOOLS_LIST,
                     |c| {
                         self.list_tools()
@@ -157,7 +159,7 @@ impl Client {
                             .into_future()
                     },
                     |r: ListToolsResult| (r.tools, r.next_cursor),
-                )
+                ))
                 .await?;
                 options.headers = self.param_headers(params);
                 send(options).await

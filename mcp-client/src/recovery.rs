@@ -131,7 +131,8 @@ impl Session {
             return Ok(());
         }
         recovery.busy.store(true, Ordering::Release);
-        let outcome = self.handshake_again().await;
+        // Boxed, like a restart: rare, and large beside a request.
+        let outcome = Box::pin(self.handshake_again()).await;
         recovery.bump();
         recovery.busy.store(false, Ordering::Release);
         outcome

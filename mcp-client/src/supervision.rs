@@ -219,7 +219,10 @@ impl Session {
             return supervisor.failure().map_or(Ok(()), Err);
         }
         recovery.busy.store(true, Ordering::Release);
-        let outcome = self.attempts(supervisor, cause).await;
+        // Boxed: connecting again is a whole connect (several KiB of
+        // future), and every request's future would otherwise carry room
+        // for it, copied at each level of every call.
+        let outcome = Box::pin(self.attempts(supervisor, cause)).await;
         recovery.bump();
         recovery.busy.store(false, Ordering::Release);
         if let Err(e) = &outcome {
