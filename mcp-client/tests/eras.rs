@@ -241,3 +241,18 @@ async fn modern_requests_carry_the_envelope_and_legacy_ones_none() {
     let first = server.received(1)[0].clone();
     assert_eq!(first.method(), Some("initialize"));
 }
+
+/// A call's future carries no room for the rare paths it may take (a
+/// reconnect, a re-initialize, the tool listing behind a header mismatch):
+/// those are boxed. Unboxed, every `tools/call` future held a whole
+/// connect, several KiB moved at each level of every call.
+#[tokio::test(start_paused = true)]
+async fn a_call_future_holds_no_reconnect() {
+    let client = connect(FakeConfig::modern()).await;
+    let call = client.call_tool("echo", json!({"text": "hi"}));
+    let size = std::mem::size_of_val(&call);
+    drop(call);
+    // 3,856 bytes today; 9,168 with a reconnect inside.
+    assert!(size < 6 * 1024, "a tools/call future takes {size} bytes");
+    client.close().await;
+}
