@@ -17,7 +17,7 @@ use mcp_protocol::types::{
 };
 use serde_json::Value;
 
-use crate::client::{Client, parse, to_params};
+use crate::client::{Client, parse, shape_error, to_params};
 use crate::error::{ClientError, Result};
 use crate::mrtr::{Asking, InputAnswer, Outcome, fulfil, retry_params};
 use crate::options::CallOptions;
@@ -103,10 +103,10 @@ impl Client {
             // The arguments are moved into the request, not copied: they
             // may be large.
             let value = call_params_value(params)?;
-            parse(
-                m::TOOLS_CALL,
-                self.call_value(m::TOOLS_CALL, value, options).await?,
-            )?
+            let result = self.call_value(m::TOOLS_CALL, value, options).await?;
+            // Moved into place, not rebuilt: `structuredContent` and
+            // `_meta` are already `Value`s.
+            CallToolResult::from_value(result).map_err(|e| shape_error(m::TOOLS_CALL, e))?
         };
         if self.session.config.validate_structured_output {
             self.session

@@ -331,12 +331,15 @@ pub(crate) fn to_params<T: Serialize>(method: &str, params: &T) -> Result<Value>
 }
 
 pub(crate) fn parse<T: DeserializeOwned>(method: &str, value: Value) -> Result<T> {
-    serde_json::from_value(value).map_err(|e| {
-        ClientError::new(ErrorKind::InvalidResponse {
-            detail: format!("the result does not have the shape the spec gives: {e}"),
-        })
-        .with_method(method)
+    serde_json::from_value(value).map_err(|e| shape_error(method, e))
+}
+
+/// A result that does not have its method's shape.
+pub(crate) fn shape_error(method: &str, e: serde_json::Error) -> ClientError {
+    ClientError::new(ErrorKind::InvalidResponse {
+        detail: format!("the result does not have the shape the spec gives: {e}"),
     })
+    .with_method(method)
 }
 
 /// An answer and where it came from; see [`Client::fetch`].

@@ -110,7 +110,71 @@ macro_rules! unknown_fields {
 /// `required` members must be present; `optional` ones are `Option`s
 /// (absent and `null` both read as `None`). A member named twice is an
 /// error, as with the derive.
+///
+/// With a `moved` group (optional members that hold JSON as it is: a
+/// `Value` or an object), the type also gets `from_value`, which types a
+/// result the client already holds as a `Value` by moving those members
+/// and the unknown ones into place: through serde they would be rebuilt,
+/// node by node, from the `Value` they already are.
 macro_rules! deserialize_with_extra {
+    (
+        $ty:ident, $what:literal,
+        required { $($rf:ident : $rw:literal),* $(,)? }
+        optional { $($of:ident : $ow:literal),* $(,)? }
+        moved { $($mf:ident : $mw:literal),* $(,)? }
+    ) => {
+        deserialize_with_extra! {
+            $ty, $what,
+            required { $($rf: $rw),* }
+            optional { $($of: $ow,)* $($mf: $mw),* }
+        }
+
+        impl $ty {
+            #[doc = concat!(
+                "Types ", $what, " held as a `Value`, as `serde_json::from_value` ",
+                "would, but moving the members that are JSON as they are ",
+                "(and the unknown ones) into place instead of rebuilding them."
+            )]
+            ///
+            /// ```
+            #[doc = concat!("use mcp_protocol::types::", stringify!($ty), ";")]
+            /// let value = serde_json::json!({"content": [], "x-later": {"kept": true}});
+            #[doc = concat!(
+                "let typed = ", stringify!($ty), "::from_value(value.clone()).ok();"
+            )]
+            /// assert_eq!(typed, serde_json::from_value(value).ok());
+            /// ```
+            pub fn from_value(
+                value: ::serde_json::Value,
+            ) -> ::std::result::Result<Self, ::serde_json::Error> {
+                use ::serde::de::Error as _;
+                let ::serde_json::Value::Object(members) = value else {
+                    // Not an object: serde says so, in its words.
+                    return ::serde_json::from_value(value);
+                };
+                $( let mut $rf = None; )*
+                $( let mut $of = None; )*
+                $( let mut $mf = None; )*
+                let mut extra = $crate::types::JsonObject::new();
+                for (key, value) in members {
+                    match key.as_str() {
+                        $( $rw => $rf = Some(::serde_json::from_value(value)?), )*
+                        $( $ow => $of = ::serde_json::from_value(value)?, )*
+                        $( $mw => $mf = $crate::macros::Moved::moved(value)?, )*
+                        _ => {
+                            extra.insert(key, value);
+                        }
+                    }
+                }
+                Ok($ty {
+                    $( $rf: $rf.ok_or_else(|| ::serde_json::Error::missing_field($rw))?, )*
+                    $( $of, )*
+                    $( $mf, )*
+                    extra,
+                })
+            }
+        }
+    };
     (
         $ty:ident, $what:literal,
         required { $($rf:ident : $rw:literal),* $(,)? }
@@ -171,4 +235,29 @@ macro_rules! deserialize_with_extra {
 /// (`null` being `None` too).
 pub(crate) fn present<T>(member: Option<Option<T>>) -> Option<T> {
     member.flatten()
+}
+
+/// An optional member that is JSON as it is, taken from a `Value` without
+/// rebuilding it (`null` reads as absent, as everywhere).
+pub(crate) trait Moved: Sized {
+    fn moved(value: serde_json::Value) -> Result<Option<Self>, serde_json::Error>;
+}
+
+impl Moved for serde_json::Value {
+    fn moved(value: serde_json::Value) -> Result<Option<Self>, serde_json::Error> {
+        Ok(match value {
+            serde_json::Value::Null => None,
+            value => Some(value),
+        })
+    }
+}
+
+impl Moved for serde_json::Map<String, serde_json::Value> {
+    fn moved(value: serde_json::Value) -> Result<Option<Self>, serde_json::Error> {
+        match value {
+            serde_json::Value::Object(map) => Ok(Some(map)),
+            // `null` and the error for anything else, as serde gives them.
+            other => serde_json::from_value(other),
+        }
+    }
 }

@@ -277,12 +277,8 @@ deserialize_with_extra! {
 deserialize_with_extra! {
     CallToolResult, "a tools/call result",
     required { content: "content" }
-    optional {
-        structured_content: "structuredContent",
-        is_error: "isError",
-        result_type: "resultType",
-        meta: "_meta",
-    }
+    optional { is_error: "isError", result_type: "resultType" }
+    moved { structured_content: "structuredContent", meta: "_meta" }
 }
 
 unknown_fields! {
@@ -361,5 +357,41 @@ mod tests {
         assert!(mistyped.is_err());
         let not_an_object = serde_json::from_value::<Tool>(json!(["echo"]));
         assert!(not_an_object.unwrap_err().to_string().contains("a tool"));
+    }
+
+    #[test]
+    fn a_call_result_from_a_value_is_what_serde_makes_of_it() {
+        let results = [
+            json!({
+                "content": [{"type": "text", "text": "18 °C", "x-tone": "calm"}],
+                "structuredContent": {"temperature": 18, "wind": {"speed": 12}},
+                "isError": false,
+                "resultType": "complete",
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s"}},
+                "x-later": [1, {"deep": null}],
+            }),
+            json!({"content": [], "structuredContent": null, "_meta": null, "isError": null}),
+            json!({"content": [], "structuredContent": [1, "two"]}),
+        ];
+        for value in results {
+            let moved = CallToolResult::from_value(value.clone()).unwrap();
+            assert_eq!(moved, serde_json::from_value(value.clone()).unwrap());
+            assert_eq!(
+                serde_json::to_value(&moved).unwrap()["x-later"],
+                value["x-later"]
+            );
+        }
+        // What serde refuses, so does the moving path, in the same words.
+        for bad in [
+            json!({"isError": true}),
+            json!({"content": [], "_meta": "not an object"}),
+            json!({"content": [], "isError": "yes"}),
+            json!({"content": [{"type": "text"}]}),
+            json!(["content"]),
+        ] {
+            let moved = CallToolResult::from_value(bad.clone()).unwrap_err();
+            let serde = serde_json::from_value::<CallToolResult>(bad).unwrap_err();
+            assert_eq!(moved.to_string(), serde.to_string());
+        }
     }
 }

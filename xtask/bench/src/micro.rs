@@ -72,7 +72,8 @@ fn parse_list(line: &[u8]) -> Result<ListToolsResult> {
 }
 
 fn parse_call(line: &[u8]) -> Result<CallToolResult> {
-    Ok(serde_json::from_value(result_of(line)?)?)
+    // As the client types it: the `Value` members moved, not rebuilt.
+    Ok(CallToolResult::from_value(result_of(line)?)?)
 }
 
 /// The modern request our client would send for `tools/call echo`.
