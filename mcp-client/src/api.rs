@@ -17,7 +17,7 @@ use mcp_protocol::types::{
 };
 use serde_json::Value;
 
-use crate::client::{Client, parse, shape_error, to_params};
+use crate::client::{Client, parse_result, shape_error, to_params};
 use crate::error::{ClientError, Result};
 use crate::mrtr::{Asking, InputAnswer, Outcome, fulfil, retry_params};
 use crate::options::CallOptions;
@@ -425,7 +425,7 @@ impl Client {
             .send_once(M::METHOD, params, options, None)
             .await?
         {
-            Outcome::Complete(v) => Ok(Outcome::Complete(parse(M::METHOD, v)?)),
+            Outcome::Complete(v) => Ok(Outcome::Complete(parse_result::<M>(v)?)),
             Outcome::InputRequired(ir) => Ok(Outcome::InputRequired(ir)),
         }
     }

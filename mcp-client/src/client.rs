@@ -126,7 +126,7 @@ impl Client {
         // which matters for large arguments.
         drop(params);
         let value = self.call_value(M::METHOD, value, options).await?;
-        parse(M::METHOD, value)
+        parse_result::<M>(value)
     }
 
     /// Any request by name, untyped: params and result as JSON. Gated like
@@ -208,7 +208,7 @@ impl Client {
             && let Lookup::Fresh(v) = self.session.cache.lookup(&key)
         {
             return Ok(Fetched {
-                value: parse(M::METHOD, v)?,
+                value: parse_result::<M>(v)?,
                 source: Source::Cache,
             });
         }
@@ -217,12 +217,12 @@ impl Client {
         fetch_options.bypass_cache = true;
         match self.call_value(M::METHOD, params, &fetch_options).await {
             Ok(v) => Ok(Fetched {
-                value: parse(M::METHOD, v)?,
+                value: parse_result::<M>(v)?,
                 source: Source::Server,
             }),
             Err(error) => match self.session.cache.lookup(&key) {
                 Lookup::Fresh(v) | Lookup::Stale(v) if is_unreachable(&error) => Ok(Fetched {
-                    value: parse(M::METHOD, v)?,
+                    value: parse_result::<M>(v)?,
                     source: Source::StaleCache(error),
                 }),
                 _ => Err(error),
@@ -332,6 +332,12 @@ pub(crate) fn to_params<T: Serialize>(method: &str, params: &T) -> Result<Value>
 
 pub(crate) fn parse<T: DeserializeOwned>(method: &str, value: Value) -> Result<T> {
     serde_json::from_value(value).map_err(|e| shape_error(method, e))
+}
+
+/// A method's complete result, typed as the method types it (moving the
+/// members that are JSON as it is, where the type can).
+pub(crate) fn parse_result<M: RequestMethod>(value: Value) -> Result<M::Result> {
+    M::result_from_value(value).map_err(|e| shape_error(M::METHOD, e))
 }
 
 /// A result that does not have its method's shape.

@@ -111,38 +111,40 @@ macro_rules! unknown_fields {
 /// (absent and `null` both read as `None`). A member named twice is an
 /// error, as with the derive.
 ///
-/// With a `moved` group (optional members that hold JSON as it is: a
-/// `Value` or an object), the type also gets `from_value`, which types a
-/// result the client already holds as a `Value` by moving those members
-/// and the unknown ones into place: through serde they would be rebuilt,
-/// node by node, from the `Value` they already are.
+/// With `moved` groups (members that hold JSON as it is: a `Value`, an
+/// object, a list of such types), the type also gets `from_value`, which
+/// types a result the client already holds as a `Value` by moving those
+/// members and the unknown ones into place: through serde they would be
+/// rebuilt, node by node, from the `Value` they already are.
 macro_rules! deserialize_with_extra {
     (
         $ty:ident, $what:literal,
         required { $($rf:ident : $rw:literal),* $(,)? }
         optional { $($of:ident : $ow:literal),* $(,)? }
-        moved { $($mf:ident : $mw:literal),* $(,)? }
+        moved required { $($mrf:ident : $mrw:literal),* $(,)? }
+        moved optional { $($mof:ident : $mow:literal),* $(,)? }
+        example $example:literal
     ) => {
         deserialize_with_extra! {
             $ty, $what,
-            required { $($rf: $rw),* }
-            optional { $($of: $ow,)* $($mf: $mw),* }
+            required { $($rf: $rw,)* $($mrf: $mrw),* }
+            optional { $($of: $ow,)* $($mof: $mow),* }
         }
 
         impl $ty {
             #[doc = concat!(
                 "Types ", $what, " held as a `Value`, as `serde_json::from_value` ",
-                "would, but moving the members that are JSON as they are ",
-                "(and the unknown ones) into place instead of rebuilding them."
+                "would, with the same errors, but moving the members that are JSON ",
+                "as it is (and the unknown ones) into place instead of rebuilding them."
             )]
             ///
             /// ```
             #[doc = concat!("use mcp_protocol::types::", stringify!($ty), ";")]
-            /// let value = serde_json::json!({"content": [], "x-later": {"kept": true}});
+            #[doc = concat!("let value: serde_json::Value = serde_json::from_str(r#\"", $example, "\"#).unwrap();")]
             #[doc = concat!(
-                "let typed = ", stringify!($ty), "::from_value(value.clone()).ok();"
+                "let typed = ", stringify!($ty), "::from_value(value.clone()).unwrap();"
             )]
-            /// assert_eq!(typed, serde_json::from_value(value).ok());
+            /// assert_eq!(typed, serde_json::from_value(value).unwrap());
             /// ```
             pub fn from_value(
                 value: ::serde_json::Value,
@@ -154,13 +156,15 @@ macro_rules! deserialize_with_extra {
                 };
                 $( let mut $rf = None; )*
                 $( let mut $of = None; )*
-                $( let mut $mf = None; )*
+                $( let mut $mrf = None; )*
+                $( let mut $mof = None; )*
                 let mut extra = $crate::types::JsonObject::new();
                 for (key, value) in members {
                     match key.as_str() {
                         $( $rw => $rf = Some(::serde_json::from_value(value)?), )*
                         $( $ow => $of = ::serde_json::from_value(value)?, )*
-                        $( $mw => $mf = $crate::macros::Moved::moved(value)?, )*
+                        $( $mrw => $mrf = Some($crate::macros::MovedFrom::moved_from(value)?), )*
+                        $( $mow => $mof = $crate::macros::moved_option(value)?, )*
                         _ => {
                             extra.insert(key, value);
                         }
@@ -168,10 +172,19 @@ macro_rules! deserialize_with_extra {
                 }
                 Ok($ty {
                     $( $rf: $rf.ok_or_else(|| ::serde_json::Error::missing_field($rw))?, )*
+                    $( $mrf: $mrf.ok_or_else(|| ::serde_json::Error::missing_field($mrw))?, )*
                     $( $of, )*
-                    $( $mf, )*
+                    $( $mof, )*
                     extra,
                 })
+            }
+        }
+
+        impl $crate::macros::MovedFrom for $ty {
+            fn moved_from(
+                value: ::serde_json::Value,
+            ) -> ::std::result::Result<Self, ::serde_json::Error> {
+                Self::from_value(value)
             }
         }
     };
@@ -237,27 +250,42 @@ pub(crate) fn present<T>(member: Option<Option<T>>) -> Option<T> {
     member.flatten()
 }
 
-/// An optional member that is JSON as it is, taken from a `Value` without
-/// rebuilding it (`null` reads as absent, as everywhere).
-pub(crate) trait Moved: Sized {
-    fn moved(value: serde_json::Value) -> Result<Option<Self>, serde_json::Error>;
+/// A member that is JSON as it is (or made of such types), taken from a
+/// `Value` without rebuilding it; anything else fails as serde fails it.
+pub(crate) trait MovedFrom: Sized + serde::de::DeserializeOwned {
+    fn moved_from(value: serde_json::Value) -> Result<Self, serde_json::Error>;
 }
 
-impl Moved for serde_json::Value {
-    fn moved(value: serde_json::Value) -> Result<Option<Self>, serde_json::Error> {
-        Ok(match value {
-            serde_json::Value::Null => None,
-            value => Some(value),
-        })
+impl MovedFrom for serde_json::Value {
+    fn moved_from(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        Ok(value)
     }
 }
 
-impl Moved for serde_json::Map<String, serde_json::Value> {
-    fn moved(value: serde_json::Value) -> Result<Option<Self>, serde_json::Error> {
+impl MovedFrom for serde_json::Map<String, serde_json::Value> {
+    fn moved_from(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         match value {
-            serde_json::Value::Object(map) => Ok(Some(map)),
-            // `null` and the error for anything else, as serde gives them.
+            serde_json::Value::Object(map) => Ok(map),
             other => serde_json::from_value(other),
         }
+    }
+}
+
+impl<T: MovedFrom> MovedFrom for Vec<T> {
+    fn moved_from(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        match value {
+            serde_json::Value::Array(items) => items.into_iter().map(T::moved_from).collect(),
+            other => serde_json::from_value(other),
+        }
+    }
+}
+
+/// An optional moved member: `null` reads as absent, as everywhere.
+pub(crate) fn moved_option<T: MovedFrom>(
+    value: serde_json::Value,
+) -> Result<Option<T>, serde_json::Error> {
+    match value {
+        serde_json::Value::Null => Ok(None),
+        value => T::moved_from(value).map(Some),
     }
 }

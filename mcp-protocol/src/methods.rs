@@ -92,6 +92,21 @@ pub trait RequestMethod {
     type Params: Serialize + DeserializeOwned;
     /// The result, once complete.
     type Result: Serialize + DeserializeOwned;
+
+    /// Types a complete result held as a `Value`: `serde_json::from_value`,
+    /// except for the results whose members are JSON as it is (a tool's
+    /// schemas, a call's structured content), which are moved into place
+    /// rather than rebuilt (same result, same errors).
+    ///
+    /// ```
+    /// use mcp_protocol::methods::{ListTools, RequestMethod};
+    /// let value = serde_json::json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]});
+    /// let list = ListTools::result_from_value(value).unwrap();
+    /// assert_eq!(list.tools[0].name, "echo");
+    /// ```
+    fn result_from_value(value: Value) -> Result<Self::Result, serde_json::Error> {
+        serde_json::from_value(value)
+    }
 }
 
 /// A notification method: its name and params type.
@@ -102,10 +117,14 @@ pub trait NotificationMethod {
     type Params: Serialize + DeserializeOwned;
 }
 
+/// `[moved]` after a result type: the type has `from_value` (see
+/// `deserialize_with_extra!`), which [`RequestMethod::result_from_value`]
+/// uses.
 macro_rules! request_methods {
     ($(
         $(#[$doc:meta])*
-        $name:ident = $method:ident, $params:ty => $result:ty $(, input = $input:literal)?;
+        $name:ident = $method:ident, $params:ty => $result:ty
+            $([$moved:ident])? $(, input = $input:literal)?;
     )+) => {
         $(
             $(#[$doc])*
@@ -117,8 +136,14 @@ macro_rules! request_methods {
                 $(const MAY_REQUIRE_INPUT: bool = $input;)?
                 type Params = $params;
                 type Result = $result;
+                $(request_methods!(@$moved $result);)?
             }
         )+
+    };
+    (@moved $result:ty) => {
+        fn result_from_value(value: Value) -> Result<$result, serde_json::Error> {
+            <$result>::from_value(value)
+        }
     };
 }
 
@@ -145,9 +170,9 @@ request_methods! {
     /// `server/discover` (2026-07-28+).
     Discover = SERVER_DISCOVER, RequestParams => DiscoverResult;
     /// `tools/list`.
-    ListTools = TOOLS_LIST, PaginatedRequestParams => ListToolsResult;
+    ListTools = TOOLS_LIST, PaginatedRequestParams => ListToolsResult [moved];
     /// `tools/call`.
-    CallTool = TOOLS_CALL, CallToolRequestParams => CallToolResult, input = true;
+    CallTool = TOOLS_CALL, CallToolRequestParams => CallToolResult [moved], input = true;
     /// `resources/list`.
     ListResources = RESOURCES_LIST, PaginatedRequestParams => ListResourcesResult;
     /// `resources/templates/list`.

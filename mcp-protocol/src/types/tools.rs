@@ -250,35 +250,40 @@ impl CallToolResult {
 
 deserialize_with_extra! {
     Tool, "a tool",
-    required { name: "name", input_schema: "inputSchema" }
+    required { name: "name" }
     optional {
         title: "title",
         description: "description",
-        output_schema: "outputSchema",
         annotations: "annotations",
         execution: "execution",
         icons: "icons",
-        meta: "_meta",
     }
+    moved required { input_schema: "inputSchema" }
+    moved optional { output_schema: "outputSchema", meta: "_meta" }
+    example r#"{"name": "echo", "inputSchema": {"type": "object"}, "x-vendor": 1}"#
 }
 
 deserialize_with_extra! {
     ListToolsResult, "a tools/list result",
-    required { tools: "tools" }
+    required {}
     optional {
         next_cursor: "nextCursor",
         ttl_ms: "ttlMs",
         cache_scope: "cacheScope",
         result_type: "resultType",
-        meta: "_meta",
     }
+    moved required { tools: "tools" }
+    moved optional { meta: "_meta" }
+    example r#"{"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], "nextCursor": "2"}"#
 }
 
 deserialize_with_extra! {
     CallToolResult, "a tools/call result",
     required { content: "content" }
     optional { is_error: "isError", result_type: "resultType" }
-    moved { structured_content: "structuredContent", meta: "_meta" }
+    moved required {}
+    moved optional { structured_content: "structuredContent", meta: "_meta" }
+    example r#"{"content": [{"type": "text", "text": "18 °C"}], "structuredContent": {"celsius": 18}}"#
 }
 
 unknown_fields! {
@@ -391,6 +396,45 @@ mod tests {
         ] {
             let moved = CallToolResult::from_value(bad.clone()).unwrap_err();
             let serde = serde_json::from_value::<CallToolResult>(bad).unwrap_err();
+            assert_eq!(moved.to_string(), serde.to_string());
+        }
+    }
+
+    #[test]
+    fn a_tool_list_from_a_value_is_what_serde_makes_of_it() {
+        let tool = json!({
+            "name": "echo",
+            "title": null,
+            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+            "outputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": true},
+            "_meta": {"k": 1},
+            "x-vendor": {"a": [1, 2]},
+        });
+        let lists = [
+            json!({"tools": [tool.clone(), {"name": "b", "inputSchema": {}}], "nextCursor": "2", "later": true}),
+            json!({"tools": [], "_meta": null, "ttlMs": 5000}),
+        ];
+        for value in lists {
+            let moved = ListToolsResult::from_value(value.clone()).unwrap();
+            assert_eq!(moved, serde_json::from_value(value).unwrap());
+        }
+        assert_eq!(
+            Tool::from_value(tool.clone()).unwrap(),
+            serde_json::from_value::<Tool>(tool).unwrap()
+        );
+        for bad in [
+            json!({"nextCursor": "2"}),
+            json!({"tools": {"name": "echo"}}),
+            json!({"tools": [{"name": "echo"}]}),
+            json!({"tools": [{"name": "echo", "inputSchema": null}]}),
+            json!({"tools": [{"name": "echo", "inputSchema": [1]}]}),
+            json!({"tools": [{"name": "echo", "inputSchema": {}, "outputSchema": 3}]}),
+            json!({"tools": [], "ttlMs": "soon"}),
+            json!("tools"),
+        ] {
+            let moved = ListToolsResult::from_value(bad.clone()).unwrap_err();
+            let serde = serde_json::from_value::<ListToolsResult>(bad).unwrap_err();
             assert_eq!(moved.to_string(), serde.to_string());
         }
     }

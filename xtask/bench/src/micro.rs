@@ -68,7 +68,8 @@ fn result_of(line: &[u8]) -> Result<Value> {
 }
 
 fn parse_list(line: &[u8]) -> Result<ListToolsResult> {
-    Ok(serde_json::from_value(result_of(line)?)?)
+    // As the client types it: the schemas moved, not rebuilt.
+    Ok(ListToolsResult::from_value(result_of(line)?)?)
 }
 
 fn parse_call(line: &[u8]) -> Result<CallToolResult> {
