@@ -17,7 +17,7 @@ use mcp_protocol::types::{
 };
 use serde_json::Value;
 
-use crate::client::{Client, parse_result, shape_error, to_params};
+use crate::client::{Client, parse_result, to_params};
 use crate::error::{ClientError, Result};
 use crate::mrtr::{Asking, InputAnswer, Outcome, fulfil, retry_params};
 use crate::options::CallOptions;
@@ -106,7 +106,7 @@ impl Client {
             let result = self.call_value(m::TOOLS_CALL, value, options).await?;
             // Moved into place, not rebuilt: `structuredContent` and
             // `_meta` are already `Value`s.
-            CallToolResult::from_value(result).map_err(|e| shape_error(m::TOOLS_CALL, e))?
+            parse_result::<mcp_protocol::methods::CallTool>(result)?
         };
         if self.session.config.validate_structured_output {
             self.session

@@ -149,7 +149,6 @@ macro_rules! deserialize_with_extra {
             pub fn from_value(
                 value: ::serde_json::Value,
             ) -> ::std::result::Result<Self, ::serde_json::Error> {
-                use ::serde::de::Error as _;
                 let ::serde_json::Value::Object(members) = value else {
                     // Not an object: serde says so, in its words.
                     return ::serde_json::from_value(value);
@@ -171,8 +170,12 @@ macro_rules! deserialize_with_extra {
                     }
                 }
                 Ok($ty {
-                    $( $rf: $rf.ok_or_else(|| ::serde_json::Error::missing_field($rw))?, )*
-                    $( $mrf: $mrf.ok_or_else(|| ::serde_json::Error::missing_field($mrw))?, )*
+                    $( $rf: $rf.ok_or_else(|| {
+                        <::serde_json::Error as ::serde::de::Error>::missing_field($rw)
+                    })?, )*
+                    $( $mrf: $mrf.ok_or_else(|| {
+                        <::serde_json::Error as ::serde::de::Error>::missing_field($mrw)
+                    })?, )*
                     $( $of, )*
                     $( $mof, )*
                     extra,

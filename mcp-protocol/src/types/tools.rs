@@ -438,4 +438,115 @@ mod tests {
             assert_eq!(moved.to_string(), serde.to_string());
         }
     }
+
+    /// `from_value` and serde on the same `Value`: the same result, or the
+    /// same error text.
+    fn same<T>(from_value: fn(Value) -> Result<T, serde_json::Error>, value: &Value)
+    where
+        T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        match (
+            from_value(value.clone()),
+            serde_json::from_value::<T>(value.clone()),
+        ) {
+            (Ok(moved), Ok(serde)) => assert_eq!(moved, serde, "{value}"),
+            (Err(moved), Err(serde)) => assert_eq!(moved.to_string(), serde.to_string(), "{value}"),
+            (moved, serde) => panic!("{value}: moved {moved:?}, serde {serde:?}"),
+        }
+    }
+
+    /// Each member of each type given each kind of JSON, removed, and two
+    /// at a time mistyped (which error is reported first).
+    fn sweep<T>(
+        from_value: fn(Value) -> Result<T, serde_json::Error>,
+        base: Value,
+        members: &[&str],
+    ) where
+        T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let kinds = [
+            json!(null),
+            json!(1),
+            json!("s"),
+            json!(true),
+            json!([]),
+            json!({}),
+            json!([1]),
+            json!([{}]),
+            json!([{"type": "text", "text": "t"}]),
+            json!([{"name": "n", "inputSchema": {}}]),
+            json!({"type": "object"}),
+        ];
+        same(from_value, &base);
+        for member in members {
+            for kind in &kinds {
+                let mut value = base.clone();
+                value[*member] = kind.clone();
+                same(from_value, &value);
+            }
+            let mut value = base.clone();
+            value.as_object_mut().unwrap().remove(*member);
+            same(from_value, &value);
+            for other in members {
+                let mut value = base.clone();
+                value[*member] = json!(1);
+                value[*other] = json!("s");
+                same(from_value, &value);
+            }
+        }
+        for not_an_object in kinds.iter().filter(|k| !k.is_object()) {
+            same(from_value, not_an_object);
+        }
+    }
+
+    #[test]
+    fn every_member_with_every_kind_of_json_types_alike_both_ways() {
+        sweep(
+            CallToolResult::from_value,
+            json!({"content": [{"type": "text", "text": "t"}], "structuredContent": {"a": 1}}),
+            &[
+                "content",
+                "structuredContent",
+                "isError",
+                "resultType",
+                "_meta",
+                "x-other",
+            ],
+        );
+        let tool = json!({"name": "echo", "inputSchema": {"type": "object"}, "outputSchema": {}});
+        sweep(
+            Tool::from_value,
+            tool.clone(),
+            &[
+                "name",
+                "title",
+                "description",
+                "inputSchema",
+                "outputSchema",
+                "annotations",
+                "execution",
+                "icons",
+                "_meta",
+                "x-other",
+            ],
+        );
+        sweep(
+            ListToolsResult::from_value,
+            json!({"tools": [tool.clone(), tool], "nextCursor": "2"}),
+            &[
+                "tools",
+                "nextCursor",
+                "ttlMs",
+                "cacheScope",
+                "resultType",
+                "_meta",
+                "x-other",
+            ],
+        );
+        // The first bad tool's error wins, as with serde.
+        same(
+            ListToolsResult::from_value,
+            &json!({"tools": [{"name": 1, "inputSchema": {}}, {"name": "b", "inputSchema": 2}]}),
+        );
+    }
 }
