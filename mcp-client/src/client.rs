@@ -58,17 +58,17 @@ impl Client {
 
     /// What the server can do.
     pub fn server_capabilities(&self) -> ServerCapabilities {
-        self.session.server_capabilities()
+        self.session.read_verdict(|v| v.capabilities.clone())
     }
 
     /// Who the server is, when it said.
     pub fn server_info(&self) -> Option<Implementation> {
-        self.session.verdict().server_info
+        self.session.read_verdict(|v| v.server_info.clone())
     }
 
     /// The server's instructions, when it gave any.
     pub fn instructions(&self) -> Option<String> {
-        self.session.verdict().instructions
+        self.session.read_verdict(|v| v.instructions.clone())
     }
 
     /// The connector this client was made with, to start the same server
@@ -178,9 +178,10 @@ impl Client {
         match self.fetch_value(method, params, options).await {
             Ok((value, rounds)) => {
                 if rounds == 1 {
-                    let verdict = self.session.verdict();
-                    let listed = lists_changes(&verdict.capabilities, group);
-                    cache.store(key, group, generation, &value, verdict.era, listed);
+                    let (era, listed) = self
+                        .session
+                        .read_verdict(|v| (v.era, lists_changes(&v.capabilities, group)));
+                    cache.store(key, group, generation, &value, era, listed);
                 }
                 Ok(value)
             }

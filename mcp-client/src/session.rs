@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 
 use mcp_protocol::error_codes;
 use mcp_protocol::meta::{self, RequestMetaBuilder};
-use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams, ServerCapabilities};
+use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams};
 use mcp_protocol::{Era, Notification, ProtocolVersion, Request, RequestId, methods};
 use mcp_transport::{Listener, RequestOptions, Tap, Transport, TransportError};
 use serde_json::{Map, Value};
@@ -173,19 +173,17 @@ impl Session {
         v
     }
 
-    /// The era in use, read without copying the verdict (asked on every
-    /// call).
-    pub(crate) fn era(&self) -> Era {
-        self.verdict.read().unwrap_or_else(|p| p.into_inner()).era
+    /// Reads the verdict in place, under its lock: what a call needs of it
+    /// (the era, the capabilities) without copying the whole of it. `f`
+    /// must not read the verdict again (a read lock taken twice deadlocks
+    /// when a writer queues in between).
+    pub(crate) fn read_verdict<R>(&self, f: impl FnOnce(&Verdict) -> R) -> R {
+        f(&self.verdict.read().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// The server's capabilities, without copying the rest of the verdict.
-    pub(crate) fn server_capabilities(&self) -> ServerCapabilities {
-        self.verdict
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .capabilities
-            .clone()
+    /// The era in use (asked on every call).
+    pub(crate) fn era(&self) -> Era {
+        self.read_verdict(|v| v.era)
     }
 
     pub(crate) fn update_verdict(&self, f: impl FnOnce(&mut Verdict)) {
@@ -193,11 +191,7 @@ impl Session {
     }
 
     pub(crate) fn version(&self) -> ProtocolVersion {
-        self.verdict
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .version
-            .clone()
+        self.read_verdict(|v| v.version.clone())
     }
 
     pub(crate) fn set_log_level(&self, level: Option<LoggingLevel>) {
