@@ -355,6 +355,25 @@ impl Inbound {
     }
 }
 
+/// The id and the `result` (as JSON text) of `bytes` when they hold one
+/// well-formed success answer, the commonest line a client reads; `None`
+/// for anything else, which [`Inbound::parse`] reads (and says what is
+/// wrong with). Nothing of the result is built: a reader can hand the text
+/// to the task waiting for the answer, which parses it there.
+///
+/// ```
+/// use mcp_protocol::RequestId;
+/// use mcp_protocol::jsonrpc::answer_text;
+///
+/// let (id, result) = answer_text(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#).unwrap();
+/// assert_eq!(id, RequestId::Number(7));
+/// assert_eq!(result.get(), r#"{"content":[]}"#);
+/// assert!(answer_text(br#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}"#).is_none());
+/// ```
+pub fn answer_text(bytes: &[u8]) -> Option<(RequestId, &serde_json::value::RawValue)> {
+    well_formed::answer(bytes)
+}
+
 /// Why an inbound message could not be read.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{kind}")]

@@ -162,7 +162,7 @@ impl StreamBuilder {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (engine, outbound) = Engine::new(handlers);
+        let (engine, outbound) = Engine::with_lines(handlers);
         let name: Arc<str> = self.name.into();
         let span = tracing::info_span!("mcp_stream", server = %name);
         let max = self.max_message_size;

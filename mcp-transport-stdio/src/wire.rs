@@ -5,7 +5,7 @@
 use futures::StreamExt;
 use mcp_protocol::Inbound;
 use mcp_protocol::framing::encode_line_into;
-use mcp_protocol::jsonrpc::ParseErrorKind;
+use mcp_protocol::jsonrpc::{ParseErrorKind, answer_text};
 use mcp_transport::{Engine, Outbound, OutboundReceiver, TransportEvent};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::FramedRead;
@@ -62,6 +62,10 @@ fn handle_frame(engine: &Engine, frame: Frame, limit: usize) {
 fn handle_line(engine: &Engine, line: &[u8]) {
     if line.iter().all(u8::is_ascii_whitespace) {
         return;
+    }
+    // The commonest line, a success answer, goes to its caller unparsed.
+    if let Some((id, result)) = answer_text(line) {
+        return engine.receive_result(&id, result);
     }
     // The JSON parser checks UTF-8 itself (invalid bytes make the line
     // not JSON), so only a line that failed is scanned again, to say why.
@@ -137,10 +141,18 @@ where
 /// The write buffer kept between batches; a larger one is released.
 const KEEP_CAPACITY: usize = 2 * WRITE_BATCH;
 
-/// Serializes `item` onto `buf`, room reserved first so that the buffer
-/// holds a large message once rather than doubling past it; the message is
-/// dropped as soon as its bytes are in the buffer.
+/// Puts `item` on `buf`: a line as its bytes (a large one, alone, as the
+/// buffer itself rather than a copy), anything else serialized, room
+/// reserved first so that the buffer holds a large message once rather
+/// than doubling past it; the message is dropped as soon as its bytes are
+/// in the buffer.
 fn append(buf: &mut Vec<u8>, item: Outbound) {
-    buf.reserve(item.size_hint() + 1);
-    encode_line_into(&item.into_message(), buf);
+    match item {
+        Outbound::Line { line, .. } if buf.is_empty() && line.len() >= WRITE_BATCH => *buf = line,
+        Outbound::Line { line, .. } => buf.extend_from_slice(&line),
+        item => {
+            buf.reserve(item.size_hint() + 1);
+            encode_line_into(&item.into_message(), buf);
+        }
+    }
 }

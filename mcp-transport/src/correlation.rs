@@ -11,14 +11,42 @@ use std::future::pending;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_protocol::result::normalize_result;
 use mcp_protocol::{Request, RequestId};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::{Notify, oneshot, watch};
 use tokio::time::{Instant, sleep_until};
 
 use crate::{Listener, RequestOptions, ResponseFuture, TransportError};
 
 type Answer = Result<Value, TransportError>;
+
+/// What reaches a waiting request: its answer, or a success answer's
+/// result still as text, which the waiting task parses itself (on its own
+/// thread, where the result is used and freed, and off the reader's).
+enum Delivery {
+    Answer(Answer),
+    Text(Box<RawValue>),
+}
+
+impl Delivery {
+    fn open(self) -> Answer {
+        match self {
+            Delivery::Answer(answer) => answer,
+            Delivery::Text(text) => serde_json::from_str(text.get())
+                .map(normalize_result)
+                .map_err(|e| TransportError::Malformed {
+                    detail: format!("the result is not JSON: {e}"),
+                }),
+        }
+    }
+}
+
+/// What the waiting side makes of its channel's outcome.
+fn received(outcome: Result<Delivery, oneshot::error::RecvError>) -> Answer {
+    outcome.map_or(Err(TransportError::Closed), Delivery::open)
+}
 
 /// Called when a request that is still pending is given up (cancelled,
 /// timed out or dropped) and its options allow a wire cancel.
@@ -58,7 +86,7 @@ struct Table {
 }
 
 struct Entry {
-    tx: oneshot::Sender<Answer>,
+    tx: oneshot::Sender<Delivery>,
     listener: Option<Listener>,
     progress: Arc<Notify>,
     progress_token: Option<RequestId>,
@@ -157,10 +185,20 @@ impl Correlator {
     /// Delivers an answer; returns false (and drops it) when no request
     /// with that id is pending.
     pub(crate) fn resolve(&self, id: &RequestId, answer: Answer) -> bool {
+        self.deliver(id, Delivery::Answer(answer))
+    }
+
+    /// Delivers a success answer's result as text, which the waiting task
+    /// parses; returns false (and drops it) as [`resolve`](Self::resolve).
+    pub(crate) fn resolve_text(&self, id: &RequestId, result: &RawValue) -> bool {
+        self.deliver(id, Delivery::Text(result.to_owned()))
+    }
+
+    fn deliver(&self, id: &RequestId, delivery: Delivery) -> bool {
         match self.remove(id) {
             Some(entry) => {
                 // The waiter may have just gone; then nobody wants it.
-                let _ = entry.tx.send(answer);
+                let _ = entry.tx.send(delivery);
                 true
             }
             None => false,
@@ -180,7 +218,7 @@ impl Correlator {
         };
         let error = self.terminal_error().unwrap_or(error);
         for entry in entries {
-            let _ = entry.tx.send(Err(error.clone()));
+            let _ = entry.tx.send(Delivery::Answer(Err(error.clone())));
         }
     }
 
@@ -300,7 +338,7 @@ impl Guard {
         &mut self,
         error: TransportError,
         reason: &'static str,
-        rx: oneshot::Receiver<Answer>,
+        rx: oneshot::Receiver<Delivery>,
     ) -> Answer {
         self.armed = false;
         if self.correlator.remove(&self.id).is_some() {
@@ -309,7 +347,7 @@ impl Guard {
             }
             return Err(error);
         }
-        rx.await.unwrap_or(Err(TransportError::Closed))
+        received(rx.await)
     }
 }
 
@@ -367,7 +405,7 @@ impl Wait {
         *self.pauses.borrow_and_update() > 0 || *self.own_pauses.borrow_and_update() > 0
     }
 
-    async fn run(mut self, mut guard: Guard, mut rx: oneshot::Receiver<Answer>) -> Answer {
+    async fn run(mut self, mut guard: Guard, mut rx: oneshot::Receiver<Delivery>) -> Answer {
         let start = Instant::now();
         let hard = self.options.max_total.map(|d| start + d);
         let base_len = self.options.timeout;
@@ -389,9 +427,9 @@ impl Wait {
         loop {
             tokio::select! {
                 biased;
-                answer = &mut rx => {
+                outcome = &mut rx => {
                     guard.armed = false;
-                    return answer.unwrap_or(Err(TransportError::Closed));
+                    return received(outcome);
                 }
                 _ = &mut cancelled => {
                     return guard

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::{AbortHandle, Abortable, BoxFuture};
 use mcp_protocol::error_codes::{INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND};
-use mcp_protocol::framing::sniff;
+use mcp_protocol::framing::{encode_line_into, sniff};
 use mcp_protocol::meta::{PROGRESS_TOKEN, SUBSCRIPTION_ID};
 use mcp_protocol::methods::{NOTIFICATION_CANCELLED, NOTIFICATION_PROGRESS};
 use mcp_protocol::result::normalize_result;
@@ -26,6 +26,7 @@ use mcp_protocol::{
     ErrorObject, ErrorResponse, Inbound, Message, Notification, ParseError, Request, RequestId,
     Response,
 };
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::correlation::{Correlator, Route};
@@ -50,6 +51,8 @@ struct Inner {
     running: Mutex<HashMap<RequestId, AbortHandle>>,
     shutdown: CancellationToken,
     alive: AtomicBool,
+    /// Whether messages are queued encoded, as [`Outbound::Line`].
+    lines: bool,
 }
 
 impl Drop for Inner {
@@ -64,6 +67,39 @@ impl Engine {
     /// its writer drains. Must be used inside a tokio runtime (server
     /// requests run on tasks of their own).
     pub fn new(handlers: ConnectionHandlers) -> (Engine, OutboundReceiver) {
+        Self::build(handlers, false)
+    }
+
+    /// An engine like [`new`](Self::new) whose queue holds every message
+    /// of ours already encoded as one line ([`Outbound::Line`]; cancels
+    /// stay [`Outbound::Cancel`]), for a wire that carries newline-delimited
+    /// JSON. Each message is serialized by the task that sends it, which
+    /// made it and so frees it too, and the writer's task only copies
+    /// bytes: on a busy connection the writer is the one task every
+    /// request goes through.
+    ///
+    /// ```
+    /// use mcp_protocol::Request;
+    /// use mcp_transport::{ConnectionHandlers, Engine, Outbound, RequestOptions, Transport};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let (engine, mut outbound) = Engine::with_lines(ConnectionHandlers::discard());
+    /// let _answer = engine.request(Request::new(1, "ping", None), RequestOptions::new());
+    /// match outbound.try_recv() {
+    ///     Some(Outbound::Line { id, line }) => {
+    ///         assert_eq!(id, Some(1.into()));
+    ///         assert_eq!(line, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    ///     }
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # }
+    /// ```
+    pub fn with_lines(handlers: ConnectionHandlers) -> (Engine, OutboundReceiver) {
+        Self::build(handlers, true)
+    }
+
+    fn build(handlers: ConnectionHandlers, lines: bool) -> (Engine, OutboundReceiver) {
         let queue = Queue::new(handlers.limits.max_outbound_bytes);
         let sink = queue.clone();
         let correlator = Correlator::new(Arc::new(move |id, reason| {
@@ -83,6 +119,7 @@ impl Engine {
                 running: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
                 alive: AtomicBool::new(true),
+                lines,
             }),
         };
         // The receiver must not keep the engine alive (the engine's last
@@ -183,6 +220,34 @@ impl Engine {
                 self.serve(request, Some(pause));
             }
             Message::Notification(notification) => self.route(notification),
+        }
+    }
+
+    /// Takes in a success answer whose result is still JSON text, as
+    /// [`mcp_protocol::jsonrpc::answer_text`] finds one in a line: the
+    /// same as [`receive`](Self::receive) of that answer, but the result
+    /// is parsed by the task waiting for it, not by the reader. A reader
+    /// then does little more per answer than find its id, and the result's
+    /// many small allocations are made and freed on one thread.
+    ///
+    /// ```
+    /// use mcp_protocol::Request;
+    /// use mcp_protocol::jsonrpc::answer_text;
+    /// use mcp_transport::{ConnectionHandlers, Engine, RequestOptions, Transport};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let (engine, _outbound) = Engine::new(ConnectionHandlers::discard());
+    /// let answer = engine.request(Request::new(1, "ping", None), RequestOptions::new());
+    /// let line = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+    /// let (id, result) = answer_text(line).expect("a well-formed answer");
+    /// engine.receive_result(&id, result);
+    /// assert_eq!(answer.await.unwrap()["resultType"], "complete");
+    /// # }
+    /// ```
+    pub fn receive_result(&self, id: &RequestId, result: &RawValue) {
+        if !self.inner.correlator.resolve_text(id, result) {
+            tracing::warn!(%id, "dropped an answer to a request that is not pending (answered twice, or never sent)");
         }
     }
 
@@ -299,13 +364,27 @@ impl Engine {
     fn send(&self, message: Message) -> Result<(), TransportError> {
         self.inner
             .outbound
-            .push(Outbound::Message(message))
+            .push(self.outbound(message))
             .map_err(|refused| self.refused(refused))
     }
 
     /// Queues an answer to the server, which is never refused for size.
     fn answer(&self, message: Message) {
-        let _ = self.inner.outbound.push_always(Outbound::Message(message));
+        let _ = self.inner.outbound.push_always(self.outbound(message));
+    }
+
+    /// The queue's item for `message`: itself, or its line.
+    fn outbound(&self, message: Message) -> Outbound {
+        if !self.inner.lines {
+            return Outbound::Message(message);
+        }
+        let id = match &message {
+            Message::Request(r) => Some(r.id.clone()),
+            _ => None,
+        };
+        let mut line = Vec::with_capacity(crate::outbound::size_hint(&message) + 1);
+        encode_line_into(&message, &mut line);
+        Outbound::Line { id, line }
     }
 
     fn refuse(&self, id: RequestId, code: i64, message: String) {

@@ -32,13 +32,29 @@ pub enum Outbound {
         /// Why, for the server's logs.
         reason: &'static str,
     },
+    /// A message already encoded as one line of JSON, newline included:
+    /// what an engine made with [`Engine::with_lines`](crate::Engine::with_lines)
+    /// queues, so that the caller's task serializes (and frees) its own
+    /// message and the writer only copies bytes.
+    Line {
+        /// The request's id, when the line is a request of ours (so that
+        /// one given up before it left the queue can be taken out).
+        id: Option<RequestId>,
+        /// The JSON and its `\n`.
+        line: Vec<u8>,
+    },
 }
 
 impl Outbound {
-    /// The item as a message, a cancel becoming `notifications/cancelled`.
+    /// The item as a message, a cancel becoming `notifications/cancelled`
+    /// (an encoded line is parsed back).
     pub fn into_message(self) -> Message {
         match self {
             Outbound::Message(m) => m,
+            Outbound::Line { line, .. } => mcp_protocol::Inbound::parse(&line)
+                .ok()
+                .and_then(|inbound| inbound.into_messages(|_| {}).into_iter().next())
+                .expect("the engine encodes one message per line"),
             Outbound::Cancel { id, reason } => Message::Notification(Notification::new(
                 NOTIFICATION_CANCELLED,
                 Some(json!({ "requestId": id, "reason": reason })),
@@ -51,17 +67,21 @@ impl Outbound {
     /// writer can reserve before serializing it.
     pub fn size_hint(&self) -> usize {
         match self {
-            Outbound::Message(Message::Request(r)) => {
-                64 + r.method.len() + r.params.as_ref().map_or(0, approx_len)
-            }
-            Outbound::Message(Message::Notification(n)) => {
-                48 + n.method.len() + n.params.as_ref().map_or(0, approx_len)
-            }
-            Outbound::Message(Message::Response(r)) => 48 + approx_len(&r.result),
-            Outbound::Message(Message::Error(e)) => {
-                64 + e.error.message.len() + e.error.data.as_ref().map_or(0, approx_len)
-            }
+            Outbound::Message(message) => size_hint(message),
             Outbound::Cancel { reason, .. } => 96 + reason.len(),
+            Outbound::Line { line, .. } => line.len(),
+        }
+    }
+}
+
+/// [`Outbound::size_hint`] of a message.
+pub(crate) fn size_hint(message: &Message) -> usize {
+    match message {
+        Message::Request(r) => 64 + r.method.len() + r.params.as_ref().map_or(0, approx_len),
+        Message::Notification(n) => 48 + n.method.len() + n.params.as_ref().map_or(0, approx_len),
+        Message::Response(r) => 48 + approx_len(&r.result),
+        Message::Error(e) => {
+            64 + e.error.message.len() + e.error.data.as_ref().map_or(0, approx_len)
         }
     }
 }
@@ -160,10 +180,13 @@ impl Queue {
     /// returns whether it was there.
     pub(crate) fn remove_request(&self, id: &RequestId) -> bool {
         let mut state = self.lock();
-        let position = state
-            .items
-            .iter()
-            .position(|q| matches!(&q.item, Outbound::Message(Message::Request(r)) if &r.id == id));
+        let position = state.items.iter().position(|q| match &q.item {
+            Outbound::Message(Message::Request(r)) => &r.id == id,
+            Outbound::Line {
+                id: Some(line_id), ..
+            } => line_id == id,
+            _ => false,
+        });
         match position.and_then(|i| state.items.remove(i)) {
             Some(removed) => {
                 state.bytes -= removed.size;

@@ -12,8 +12,10 @@
 //! `null` where the general path says why it is wrong, a batch) makes it
 //! give up, and the general path parses the line and says what is wrong.
 
+use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{JSONRPC_VERSION, Message, Notification, Request, RequestId, Response};
 
@@ -68,6 +70,49 @@ pub(super) fn parse(bytes: &[u8]) -> Option<Message> {
     }
 }
 
+/// A success answer's envelope, its result left as JSON text.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Answer<'a> {
+    #[serde(borrow)]
+    jsonrpc: &'a str,
+    #[serde(deserialize_with = "request_id")]
+    id: RequestId,
+    #[serde(borrow)]
+    result: &'a RawValue,
+}
+
+/// An id as [`RequestId::from_value`] reads one: an integer that fits an
+/// `i64`, or a string.
+fn request_id<'de, D: Deserializer<'de>>(d: D) -> Result<RequestId, D::Error> {
+    struct Id;
+    impl Visitor<'_> for Id {
+        type Value = RequestId;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an integer or a string")
+        }
+        fn visit_i64<E: de::Error>(self, n: i64) -> Result<RequestId, E> {
+            Ok(RequestId::Number(n))
+        }
+        fn visit_u64<E: de::Error>(self, n: u64) -> Result<RequestId, E> {
+            i64::try_from(n)
+                .map(RequestId::Number)
+                .map_err(|_| E::custom("out of range"))
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<RequestId, E> {
+            Ok(RequestId::String(s.to_owned()))
+        }
+    }
+    d.deserialize_any(Id)
+}
+
+/// The id and the `result` text of `bytes` when they are one well-formed
+/// success answer; `None` sends the caller to [`Inbound::parse`](super::Inbound::parse).
+pub(super) fn answer(bytes: &[u8]) -> Option<(RequestId, &RawValue)> {
+    let a: Answer<'_> = serde_json::from_slice(bytes).ok()?;
+    (a.jsonrpc == JSONRPC_VERSION).then_some((a.id, a.result))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,7 +135,17 @@ mod tests {
         ];
         for line in lines {
             let fast = parse(line.as_bytes()).unwrap_or_else(|| panic!("{line}"));
-            assert_eq!(general(line), Ok(Inbound::Single(fast)), "{line}");
+            assert_eq!(general(line), Ok(Inbound::Single(fast.clone())), "{line}");
+            // An answer read as text says the same once parsed.
+            match (fast, answer(line.as_bytes())) {
+                (Message::Response(r), Some((id, text))) => {
+                    assert_eq!(id, r.id, "{line}");
+                    let result: Value = serde_json::from_str(text.get()).unwrap();
+                    assert_eq!(result, r.result, "{line}");
+                }
+                (Message::Response(_), None) => panic!("{line}: answer() gave up"),
+                (_, found) => assert!(found.is_none(), "{line}: not an answer"),
+            }
         }
     }
 
@@ -100,6 +155,10 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":null,"result":1}"#,
             r#"{"jsonrpc":"2.0","result":1}"#,
             r#"{"jsonrpc":"2.0","id":1.5,"result":1}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"result":1}"#,
+            r#"{"jsonrpc":"2.0","id":true,"result":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":1,"result":2}"#,
             r#"{"jsonrpc":"1.0","id":1,"result":1}"#,
             r#"{"id":1,"result":1}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m"}}"#,
@@ -121,6 +180,7 @@ mod tests {
         ];
         for line in lines {
             assert_eq!(parse(line.as_bytes()), None, "{line}");
+            assert!(answer(line.as_bytes()).is_none(), "{line}");
         }
     }
 }

@@ -96,7 +96,7 @@ impl ChildTransport {
             ))),
             stderr_done: watch::Sender::new(false),
         });
-        let (engine, outbound) = Engine::new(handlers);
+        let (engine, outbound) = Engine::with_lines(handlers);
         let (causes_tx, causes) = mpsc::unbounded_channel();
 
         let writer = spawn_writer(stdin, outbound, &engine, causes_tx.clone(), &span);
