@@ -401,7 +401,7 @@ impl LineSplitter {
 }
 
 fn newline(buf: &[u8]) -> Option<usize> {
-    buf.iter().position(|b| *b == b'\n')
+    memchr::memchr(b'\n', buf)
 }
 
 /// A [`LineSplitter`] that owns its bytes, for a reader with no buffer of
