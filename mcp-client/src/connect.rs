@@ -138,7 +138,8 @@ impl Connecting<'_> {
     }
 
     fn request(&self, method: &str, version: &ProtocolVersion, params: Option<Value>) -> Request {
-        let params = envelope(self.config, version, params, &Map::new(), None, None);
+        // Handshakes merge the shared members: they are few.
+        let params = envelope(self.config, version, params, &Map::new(), None, None, false).params;
         Request::new(self.ids.next(), method, params)
     }
 

@@ -3,17 +3,19 @@
 //! Protocol version, client capabilities and client info depend only on the
 //! configuration and the revision in use, yet every modern request carries
 //! them: serializing the capabilities and the client info for each call is
-//! per-call work taken from the server on a busy machine, so the map is
-//! kept and cloned instead.
+//! per-call work taken from the server on a busy machine, so they are kept
+//! as a [`SharedMeta`], which a transport that writes lines splices into
+//! each request as text made once.
 
 use std::sync::RwLock;
 
 use mcp_protocol::ProtocolVersion;
+use mcp_transport::SharedMeta;
 use serde_json::{Map, Value};
 
 /// The last revision's constant `_meta` keys.
 #[derive(Default)]
-pub(crate) struct ModernMetaCache(RwLock<Option<(ProtocolVersion, Map<String, Value>)>>);
+pub(crate) struct ModernMetaCache(RwLock<Option<(ProtocolVersion, SharedMeta)>>);
 
 /// A copied configuration starts empty: the builder may still change what
 /// the map is made of (handlers, client info) after a copy.
@@ -30,15 +32,16 @@ impl ModernMetaCache {
         &self,
         version: &ProtocolVersion,
         make: impl FnOnce() -> Map<String, Value>,
-    ) -> Map<String, Value> {
-        if let Some((v, map)) = &*self.0.read().unwrap_or_else(|p| p.into_inner())
+    ) -> SharedMeta {
+        if let Some((v, shared)) = &*self.0.read().unwrap_or_else(|p| p.into_inner())
             && v == version
         {
-            return map.clone();
+            return shared.clone();
         }
-        let map = make();
-        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Some((version.clone(), map.clone()));
-        map
+        let shared = SharedMeta::new(make());
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) =
+            Some((version.clone(), shared.clone()));
+        shared
     }
 }
 
@@ -58,9 +61,9 @@ mod tests {
             m.insert("tag".into(), Value::from(tag));
             m
         };
-        assert_eq!(cache.get(&v1, || make("a"))["tag"], "a");
-        assert_eq!(cache.get(&v1, || make("b"))["tag"], "a");
-        assert_eq!(cache.get(&v2, || make("c"))["tag"], "c");
+        assert_eq!(cache.get(&v1, || make("a")).members()["tag"], "a");
+        assert_eq!(cache.get(&v1, || make("b")).members()["tag"], "a");
+        assert_eq!(cache.get(&v2, || make("c")).members()["tag"], "c");
         assert_eq!(made, 2);
         assert!(cache.clone().0.read().unwrap().is_none());
     }

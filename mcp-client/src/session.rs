@@ -8,7 +8,7 @@ use mcp_protocol::error_codes;
 use mcp_protocol::meta::{self, RequestMetaBuilder};
 use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams};
 use mcp_protocol::{Era, Notification, ProtocolVersion, Request, RequestId, methods};
-use mcp_transport::{Listener, RequestOptions, Tap, Transport, TransportError};
+use mcp_transport::{Listener, RequestOptions, SharedMeta, Tap, Transport, TransportError};
 use serde_json::{Map, Value};
 
 use crate::cache::Cache;
@@ -34,11 +34,20 @@ impl Ids {
     }
 }
 
+/// A request's params with the era's `_meta`, and the constant part of
+/// it when the transport puts that on the wire itself.
+pub(crate) struct Enveloped {
+    pub(crate) params: Option<Value>,
+    pub(crate) shared: Option<SharedMeta>,
+}
+
 /// Puts the era's `_meta` on a request's params.
 ///
-/// Modern: protocol version, client capabilities, client info, log level.
-/// Legacy: none of those. Both: the progress token and the caller's extras
-/// (which never override the protocol's keys).
+/// Modern: protocol version, client capabilities, client info (the same on
+/// every request: left to the transport when `splice`, which says the
+/// transport takes them), log level. Legacy: none of those. Both: the
+/// progress token and the caller's extras (which never override the
+/// protocol's keys).
 pub(crate) fn envelope(
     config: &Config,
     version: &ProtocolVersion,
@@ -46,33 +55,49 @@ pub(crate) fn envelope(
     extra: &Map<String, Value>,
     progress_token: Option<RequestId>,
     log_level: Option<&LoggingLevel>,
-) -> Option<Value> {
-    let mut builder = match version.era() {
+    splice: bool,
+) -> Enveloped {
+    let mut builder = RequestMetaBuilder::new();
+    let shared = match version.era() {
         Era::Modern => {
-            let constant = config.modern_meta.get(version, || {
+            if let Some(level) = log_level {
+                builder = builder.log_level(level);
+            }
+            Some(config.modern_meta.get(version, || {
                 RequestMetaBuilder::modern(
                     version,
                     &config.capabilities(version),
                     &config.client_info,
                 )
                 .build()
-            });
-            let mut b = RequestMetaBuilder::from_map(constant);
-            if let Some(level) = log_level {
-                b = b.log_level(level);
-            }
-            b
+            }))
         }
-        Era::Legacy => RequestMetaBuilder::new(),
+        Era::Legacy => None,
     };
     if let Some(token) = progress_token {
         builder = builder.progress_token(token);
     }
     let meta = builder.merge_missing(extra).build();
-    if meta.is_empty() {
-        return params;
+    let params = if meta.is_empty() {
+        params
+    } else {
+        meta::with_meta(params, meta)
+    };
+    // The shared members win over any of the same names, spliced or not.
+    match shared {
+        Some(shared) if splice => Enveloped {
+            params,
+            shared: Some(shared),
+        },
+        Some(shared) => Enveloped {
+            params: shared.merge_into(params),
+            shared: None,
+        },
+        None => Enveloped {
+            params,
+            shared: None,
+        },
     }
-    meta::with_meta(params, meta)
 }
 
 /// The live state of a connected client.
@@ -317,6 +342,7 @@ impl Session {
             let span = trace::request_span(method, &id, &version, attempt.as_ref());
             trace::note_id_on_round(&id);
             let extra = trace::extras_with_context(&span, attempt.as_ref(), &options.meta);
+            let transport = self.transport();
             let attempt = envelope(
                 &self.config,
                 &version,
@@ -324,9 +350,11 @@ impl Session {
                 &extra,
                 token,
                 level.as_ref(),
+                transport.takes_shared_meta(),
             );
-            let request = Request::new(id, method, attempt);
+            let request = Request::new(id, method, attempt.params);
             let mut transport_options = self.transport_options(method, options);
+            transport_options.shared_meta = attempt.shared;
             let progress = match &options.on_progress {
                 Some(callback) if method != methods::SUBSCRIPTIONS_LISTEN => {
                     let (listener, stream) = Listener::bounded("progress", 64);
@@ -335,7 +363,7 @@ impl Session {
                 }
                 _ => None,
             };
-            let answer = self.transport().request(request, transport_options);
+            let answer = transport.request(request, transport_options);
             let outcome =
                 tracing::Instrument::instrument(with_progress(answer, progress), span.clone())
                     .await;

@@ -320,6 +320,10 @@ impl Transport for StreamTransport {
     fn is_alive(&self) -> bool {
         self.engine.is_alive()
     }
+
+    fn takes_shared_meta(&self) -> bool {
+        self.engine.takes_shared_meta()
+    }
 }
 
 impl Drop for StreamTransport {

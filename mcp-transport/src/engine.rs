@@ -26,11 +26,13 @@ use mcp_protocol::{
     ErrorObject, ErrorResponse, Inbound, Message, Notification, ParseError, Request, RequestId,
     Response,
 };
+use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::correlation::{Correlator, Route};
 use crate::outbound::{Queue, Refused};
+use crate::shared_meta::encode_request_line;
 use crate::{
     ConnectionHandlers, GoneInfo, Outbound, OutboundReceiver, RequestOptions, ResponseFuture,
     Transport, TransportError, TransportEvent,
@@ -508,13 +510,36 @@ impl Engine {
 }
 
 impl Transport for Engine {
-    fn request(&self, request: Request, options: RequestOptions) -> ResponseFuture {
+    fn request(&self, mut request: Request, mut options: RequestOptions) -> ResponseFuture {
         let id = request.id.clone();
+        let mut shared = options.shared_meta.take();
+        // Spliced into the line, or merged here for a queue of messages
+        // (and for params that are not an object, which have no `_meta`).
+        if let Some(s) = &shared
+            && !(self.inner.lines && matches!(request.params, None | Some(Value::Object(_))))
+        {
+            request.params = s.merge_into(request.params.take());
+            shared = None;
+        }
         let future = match self.inner.correlator.register(&request, options) {
             Ok(f) => f,
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
-        if let Err(e) = self.send(Message::Request(request)) {
+        let item = match shared {
+            Some(shared) => {
+                let mut line = Vec::with_capacity(
+                    crate::outbound::request_size_hint(&request) + shared.len() + 1,
+                );
+                encode_request_line(&request, &shared, &mut line);
+                Outbound::Line {
+                    id: Some(id.clone()),
+                    line,
+                }
+            }
+            None => self.outbound(Message::Request(request)),
+        };
+        if let Err(refused) = self.inner.outbound.push(item) {
+            let e = self.refused(refused);
             self.inner.correlator.resolve(&id, Err(e));
         }
         future
@@ -534,6 +559,10 @@ impl Transport for Engine {
 
     fn is_alive(&self) -> bool {
         self.inner.alive.load(Ordering::Acquire)
+    }
+
+    fn takes_shared_meta(&self) -> bool {
+        true
     }
 }
 

@@ -69,6 +69,7 @@ mod listener;
 mod options;
 mod outbound;
 pub mod record;
+mod shared_meta;
 mod transport;
 
 pub use correlation::TimerPause;
@@ -79,6 +80,7 @@ pub use handler::{ConnectionHandlers, ConnectionLimits, ServerRequestHandler};
 pub use listener::{DEFAULT_LISTENER_CAPACITY, Listener, ListenerStream, Tap};
 pub use options::RequestOptions;
 pub use outbound::{Outbound, OutboundReceiver};
+pub use shared_meta::SharedMeta;
 pub use transport::{Connector, ResponseFuture, Transport};
 
 /// Re-exported so that transports and callers name one token type.

@@ -46,6 +46,11 @@ pub struct RequestOptions {
     /// values of a `tools/call`, say), as name and value. Transports
     /// without headers ignore them.
     pub headers: Vec<(String, String)>,
+    /// `_meta` members every request of the connection carries alike, for
+    /// the transport to put on the wire; give them only to a transport
+    /// whose [`takes_shared_meta`](crate::Transport::takes_shared_meta)
+    /// is true, and merge them into the params otherwise.
+    pub shared_meta: Option<crate::SharedMeta>,
 }
 
 impl Default for RequestOptions {
@@ -58,6 +63,7 @@ impl Default for RequestOptions {
             listener: None,
             cancel_on_wire: true,
             headers: Vec::new(),
+            shared_meta: None,
         }
     }
 }
@@ -108,6 +114,13 @@ impl RequestOptions {
     /// ```
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// `_meta` members for the transport to put on the wire: see
+    /// [`SharedMeta`](crate::SharedMeta).
+    pub fn shared_meta(mut self, shared: crate::SharedMeta) -> Self {
+        self.shared_meta = Some(shared);
         self
     }
 

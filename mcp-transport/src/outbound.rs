@@ -77,13 +77,18 @@ impl Outbound {
 /// [`Outbound::size_hint`] of a message.
 pub(crate) fn size_hint(message: &Message) -> usize {
     match message {
-        Message::Request(r) => 64 + r.method.len() + r.params.as_ref().map_or(0, approx_len),
+        Message::Request(r) => request_size_hint(r),
         Message::Notification(n) => 48 + n.method.len() + n.params.as_ref().map_or(0, approx_len),
         Message::Response(r) => 48 + approx_len(&r.result),
         Message::Error(e) => {
             64 + e.error.message.len() + e.error.data.as_ref().map_or(0, approx_len)
         }
     }
+}
+
+/// [`Outbound::size_hint`] of a request.
+pub(crate) fn request_size_hint(r: &mcp_protocol::Request) -> usize {
+    64 + r.method.len() + r.params.as_ref().map_or(0, approx_len)
 }
 
 /// The JSON size of a value, without escapes: a cheap walk (a string

@@ -78,6 +78,16 @@ pub trait Transport: Send + Sync {
     fn answers_every_request(&self) -> bool {
         false
     }
+
+    /// Whether this transport puts
+    /// [`RequestOptions::shared_meta`](crate::RequestOptions::shared_meta)
+    /// on the wire itself (the [`Engine`](crate::Engine) does). When false,
+    /// the default, a caller merges the members into the params with
+    /// [`SharedMeta::merge_into`](crate::SharedMeta::merge_into) and gives
+    /// the transport none.
+    fn takes_shared_meta(&self) -> bool {
+        false
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Arc<T> {
@@ -99,6 +109,9 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
     fn answers_every_request(&self) -> bool {
         (**self).answers_every_request()
     }
+    fn takes_shared_meta(&self) -> bool {
+        (**self).takes_shared_meta()
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -119,6 +132,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn answers_every_request(&self) -> bool {
         (**self).answers_every_request()
+    }
+    fn takes_shared_meta(&self) -> bool {
+        (**self).takes_shared_meta()
     }
 }
 

@@ -2,14 +2,15 @@
 //! line, and a request given up before its line left the queue is taken
 //! out of it as a message would be; an answer delivered as text
 //! (`Engine::receive_result`) reaches its caller as the same value the
-//! parsed answer would, and one for no pending request is dropped.
+//! parsed answer would, and one for no pending request is dropped. Shared
+//! `_meta` members reach the wire whatever the engine queues.
 
 use std::time::Duration;
 
 use mcp_protocol::jsonrpc::answer_text;
 use mcp_protocol::{Inbound, Message, Notification, Request};
 use mcp_transport::{
-    CancellationToken, ConnectionHandlers, Engine, Outbound, RequestOptions, Transport,
+    CancellationToken, ConnectionHandlers, Engine, Outbound, RequestOptions, SharedMeta, Transport,
     TransportError,
 };
 use serde_json::json;
@@ -98,4 +99,43 @@ async fn a_text_answer_for_no_pending_request_is_dropped() {
     engine.receive_result(&99.into(), result);
     assert_eq!(answer.await.unwrap()["n"], 1);
     assert_eq!(engine.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn shared_meta_reaches_the_wire_spliced_or_merged() {
+    let mut members = serde_json::Map::new();
+    members.insert(
+        "io.modelcontextprotocol/protocolVersion".into(),
+        json!("2026-07-28"),
+    );
+    let shared = SharedMeta::new(members);
+    let cases = [
+        Some(json!({ "name": "echo", "_meta": { "progressToken": 4 } })),
+        None,
+        // An array has no `_meta`: it goes as it is.
+        Some(json!([1])),
+    ];
+    for lines in [true, false] {
+        for params in cases.clone() {
+            let (engine, mut out) = if lines {
+                Engine::with_lines(ConnectionHandlers::discard())
+            } else {
+                Engine::new(ConnectionHandlers::discard())
+            };
+            assert!(engine.takes_shared_meta());
+            let _answer = engine.request(
+                Request::new(1, "tools/call", params.clone()),
+                RequestOptions::new().shared_meta(shared.clone()),
+            );
+            let sent = out.try_recv().expect("queued").into_message();
+            let Message::Request(sent) = sent else {
+                panic!("a request")
+            };
+            assert_eq!(
+                sent.params,
+                shared.merge_into(params.clone()),
+                "{lines} {params:?}"
+            );
+        }
+    }
 }

@@ -261,6 +261,10 @@ impl Transport for ChildTransport {
     fn is_alive(&self) -> bool {
         self.engine.is_alive()
     }
+
+    fn takes_shared_meta(&self) -> bool {
+        self.engine.takes_shared_meta()
+    }
 }
 
 impl Drop for ChildTransport {
