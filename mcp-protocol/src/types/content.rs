@@ -381,7 +381,27 @@ impl crate::unknown::UnknownFields for ContentBlock {
 deserialize_with_extra! {
     TextContent, "a text content block",
     required { text: "text" }
-    optional { annotations: "annotations", meta: "_meta" }
+    optional { annotations: "annotations" }
+    moved required {}
+    moved optional { meta: "_meta" }
+    example r#"{"text": "18 °C", "_meta": {"k": 1}}"#
+}
+
+/// A text block, the commonest, is moved out of its `Value`; any other
+/// kind is read through serde as [`ContentBlock`]'s `Deserialize` reads it
+/// (and with the same errors).
+impl crate::macros::MovedFrom for ContentBlock {
+    fn moved_from(value: Value) -> Result<Self, serde_json::Error> {
+        match value {
+            Value::Object(mut map) if map.get("type").and_then(Value::as_str) == Some("text") => {
+                map.remove("type");
+                TextContent::from_value(Value::Object(map))
+                    .map(ContentBlock::Text)
+                    .map_err(serde::de::Error::custom)
+            }
+            other => serde_json::from_value(other),
+        }
+    }
 }
 
 unknown_fields! {

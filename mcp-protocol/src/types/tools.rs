@@ -279,9 +279,9 @@ deserialize_with_extra! {
 
 deserialize_with_extra! {
     CallToolResult, "a tools/call result",
-    required { content: "content" }
+    required {}
     optional { is_error: "isError", result_type: "resultType" }
-    moved required {}
+    moved required { content: "content" }
     moved optional { structured_content: "structuredContent", meta: "_meta" }
     example r#"{"content": [{"type": "text", "text": "18 °C"}], "structuredContent": {"celsius": 18}}"#
 }
@@ -543,6 +543,24 @@ mod tests {
                 "x-other",
             ],
         );
+        // A content block of each kind, and a text block's members.
+        let text = json!({"type": "text", "text": "t", "annotations": {"priority": 0.5}});
+        sweep(
+            <ContentBlock as crate::macros::MovedFrom>::moved_from,
+            text.clone(),
+            &["type", "text", "annotations", "_meta", "x-other"],
+        );
+        for block in [
+            json!({"type": "image", "data": "AA==", "mimeType": "image/png"}),
+            json!({"type": "resource_link", "uri": "file:///a", "name": "a"}),
+            json!({"type": "new-kind", "x": 1}),
+            json!({"type": "text"}),
+        ] {
+            same(
+                CallToolResult::from_value,
+                &json!({"content": [text.clone(), block]}),
+            );
+        }
         // The first bad tool's error wins, as with serde.
         same(
             ListToolsResult::from_value,
