@@ -32,7 +32,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::correlation::{Correlator, Route};
 use crate::outbound::{Queue, Refused};
-use crate::shared_meta::encode_request_line;
 use crate::{
     ConnectionHandlers, GoneInfo, Outbound, OutboundReceiver, RequestOptions, ResponseFuture,
     Transport, TransportError, TransportEvent,
@@ -530,7 +529,7 @@ impl Transport for Engine {
                 let mut line = Vec::with_capacity(
                     crate::outbound::request_size_hint(&request) + shared.len() + 1,
                 );
-                encode_request_line(&request, &shared, &mut line);
+                shared.encode_request_line(&request, &mut line);
                 Outbound::Line {
                     id: Some(id.clone()),
                     line,

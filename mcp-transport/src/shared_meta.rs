@@ -3,8 +3,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use mcp_protocol::Request;
 use mcp_protocol::jsonrpc::JSONRPC_VERSION;
+use mcp_protocol::{Message, Request};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -57,6 +57,38 @@ impl SharedMeta {
     /// The members.
     pub fn members(&self) -> &Map<String, Value> {
         &self.0.members
+    }
+
+    /// Appends the line of `request` to `buf`, newline included, with the
+    /// members spliced into its `_meta`: the same JSON as the request with
+    /// [`merge_into`](Self::merge_into) applied, made without copying the
+    /// members. How the [`Engine`](crate::Engine) writes a request's line;
+    /// for a transport that encodes lines its own way. Params that are
+    /// neither an object nor absent (and so have no `_meta`) go as they are.
+    ///
+    /// ```
+    /// use mcp_protocol::Request;
+    /// use mcp_transport::SharedMeta;
+    /// use serde_json::{Map, json};
+    ///
+    /// let mut members = Map::new();
+    /// members.insert("io.modelcontextprotocol/protocolVersion".into(), json!("2026-07-28"));
+    /// let shared = SharedMeta::new(members);
+    /// let mut line = Vec::new();
+    /// shared.encode_request_line(&Request::new(1, "ping", None), &mut line);
+    /// assert_eq!(
+    ///     line,
+    ///     br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}
+    /// "#
+    /// );
+    /// ```
+    pub fn encode_request_line(&self, request: &Request, buf: &mut Vec<u8>) {
+        if matches!(request.params, None | Some(Value::Object(_))) {
+            encode_request_line(request, self, buf);
+        } else {
+            let message = Message::Request(request.clone());
+            mcp_protocol::framing::encode_line_into(&message, buf);
+        }
     }
 
     /// The length of the members' JSON text.
@@ -114,10 +146,7 @@ impl SharedMeta {
     }
 }
 
-/// Appends the line of `request` to `buf` with `shared` spliced into its
-/// `_meta`, as [`SharedMeta::merge_into`] would have put them; `params`
-/// must be an object or absent.
-pub(crate) fn encode_request_line(request: &Request, shared: &SharedMeta, buf: &mut Vec<u8>) {
+fn encode_request_line(request: &Request, shared: &SharedMeta, buf: &mut Vec<u8>) {
     let params = if shared.members().is_empty() {
         // Nothing to splice: the request as it is.
         request.params.as_ref().map(Params::Plain)
@@ -228,13 +257,14 @@ mod tests {
             // The shared members win over the request's own of that name.
             Some(json!({ "_meta": { "p/version": "old", "mine": 1 }, "A": 1, "z": [] })),
             Some(json!({ "_meta": "not an object", "b": null })),
+            Some(json!([1, 2])),
         ];
         for members in [members, json!({})] {
             let shared = shared(members);
             for params in params.clone() {
                 let request = Request::new(5, "tools/call", params.clone());
                 let mut line = Vec::new();
-                encode_request_line(&request, &shared, &mut line);
+                shared.encode_request_line(&request, &mut line);
                 let merged = Request::new(5, "tools/call", shared.merge_into(params.clone()));
                 let expected = read(&encode_line(&Message::Request(merged)));
                 assert_eq!(read(&line), expected, "{params:?}");

@@ -5,10 +5,10 @@
 //!   typed `ListToolsResult`: `Inbound::parse`, `normalize_result`,
 //!   `from_value`), floor `serde_json::from_slice::<Value>`;
 //! - the same for a `tools/call` answer (`CallToolResult`);
-//! - encode a modern request with its envelope (`_meta` built by
-//!   `RequestMetaBuilder::modern`, put on the params, the message framed by
-//!   `encode_line_into`), floor `serde_json::to_writer` of the finished
-//!   message as a `Value`.
+//! - encode a modern request with its envelope as the stdio transport does
+//!   (the call's params made, the connection's constant `_meta` spliced in
+//!   as text made once, `SharedMeta::encode_request_line`), floor
+//!   `serde_json::to_writer` of the finished message as a `Value`.
 //!
 //! Timed in-process by the bench rather than by divan or criterion, so that
 //! ours and the floor take turns round by round like every other row and
@@ -17,11 +17,11 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use mcp_protocol::framing::encode_line_into;
-use mcp_protocol::meta::{RequestMetaBuilder, with_meta};
+use mcp_protocol::meta::RequestMetaBuilder;
 use mcp_protocol::result::normalize_result;
 use mcp_protocol::types::{CallToolResult, ClientCapabilities, Implementation, ListToolsResult};
 use mcp_protocol::{Inbound, Message, ProtocolVersion, Request};
+use mcp_transport::SharedMeta;
 use serde_json::{Value, json};
 
 use crate::report::{Micro, Report};
@@ -78,15 +78,11 @@ fn parse_call(line: &[u8]) -> Result<CallToolResult> {
 }
 
 /// The modern request our client would send for `tools/call echo`.
-fn encode(id: u64, caps: &ClientCapabilities, info: &Implementation, buf: &mut Vec<u8>) {
-    let meta = RequestMetaBuilder::modern(&ProtocolVersion::V2026_07_28, caps, info).build();
-    let params = with_meta(
-        Some(json!({"name": "echo", "arguments": {"text": "hello"}})),
-        meta,
-    );
-    let request = Request::new(id as i64, "tools/call", params);
+fn encode(id: u64, shared: &SharedMeta, buf: &mut Vec<u8>) {
+    let params = json!({"name": "echo", "arguments": {"text": "hello"}});
+    let request = Request::new(id as i64, "tools/call", Some(params));
     buf.clear();
-    encode_line_into(&Message::Request(request), buf);
+    shared.encode_request_line(&request, buf);
 }
 
 /// Runs `ours` and `floor` in turns, `iters` each per round; the time per
@@ -162,8 +158,11 @@ pub fn run(settings: &Settings, report: &mut Report) -> Result {
     ));
     let caps = ClientCapabilities::new();
     let info = Implementation::new("mcp-bench", "0.1.0");
+    let shared = SharedMeta::new(
+        RequestMetaBuilder::modern(&ProtocolVersion::V2026_07_28, &caps, &info).build(),
+    );
     let mut buf = Vec::with_capacity(1024);
-    encode(1, &caps, &info, &mut buf);
+    encode(1, &shared, &mut buf);
     let finished: Value = serde_json::from_slice(&buf)?;
     let len = buf.len();
     let mut floor_buf = Vec::with_capacity(1024);
@@ -173,7 +172,7 @@ pub fn run(settings: &Settings, report: &mut Report) -> Result {
         scale,
         || {
             id += 1;
-            encode(id, &caps, &info, &mut buf);
+            encode(id, &shared, &mut buf);
             black_box(&buf);
         },
         || {
