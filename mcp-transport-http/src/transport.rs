@@ -23,7 +23,7 @@ use mcp_transport::{
     CancellationToken, ConnectionHandlers, Engine, Outbound, OutboundReceiver, RequestOptions,
     ResponseFuture, Transport, TransportError,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 use tracing::Instrument;
@@ -379,7 +379,7 @@ impl Transport for HttpTransport {
         let id = request.id.clone();
         let seq = self.shared.seq.fetch_add(1, Ordering::Relaxed);
         let stream = CancellationToken::new();
-        let modern = modern_version(&Message::Request(request.clone())).is_some();
+        let modern = modern_version_in(request.meta()).is_some();
         let close_on_drop = options.cancel_on_wire || !modern;
         {
             let mut state = self.shared.state();
@@ -578,12 +578,16 @@ impl InFlight {
 
 /// Whether a message's `_meta` names a modern protocol version, and which.
 fn modern_version(message: &Message) -> Option<ProtocolVersion> {
-    let meta = match message {
+    modern_version_in(match message {
         Message::Request(r) => r.meta(),
         Message::Notification(n) => n.meta(),
         _ => None,
-    }?;
-    protocol_version_of(meta).filter(|v| v.era() == Era::Modern)
+    })
+}
+
+/// Whether a `_meta` names a modern protocol version, and which.
+fn modern_version_in(meta: Option<&Map<String, Value>>) -> Option<ProtocolVersion> {
+    protocol_version_of(meta?).filter(|v| v.era() == Era::Modern)
 }
 
 /// The `Mcp-Name` of a request, by `mcp-protocol`'s rule.
