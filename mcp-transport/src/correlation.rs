@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::future::pending;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -88,11 +89,21 @@ struct Table {
 struct Entry {
     tx: oneshot::Sender<Delivery>,
     listener: Option<Listener>,
-    progress: Arc<Notify>,
+    signals: Arc<Signals>,
     progress_token: Option<RequestId>,
-    /// Reasons to hold this request's base timer still (a server request
-    /// that arrived on its stream is being handled).
-    pauses: Arc<watch::Sender<usize>>,
+}
+
+/// What reaches a waiting request besides its answer: progress, and
+/// reasons to hold its base timer still (a server request that arrived on
+/// its stream is being handled). One allocation and one wake-up for both.
+#[derive(Default)]
+struct Signals {
+    /// Rung at each change of the counts below.
+    changed: Notify,
+    /// Progress notifications so far.
+    progress: AtomicU64,
+    /// Pauses held on this request's timer.
+    pauses: AtomicUsize,
 }
 
 /// What [`Correlator::route_progress`] or [`Correlator::route_request`]
@@ -134,8 +145,7 @@ impl Correlator {
         options: RequestOptions,
     ) -> Result<ResponseFuture, TransportError> {
         let (tx, rx) = oneshot::channel();
-        let progress = Arc::new(Notify::new());
-        let own_pauses = Arc::new(watch::Sender::new(0));
+        let signals = Arc::new(Signals::default());
         let progress_token = request
             .meta()
             .and_then(|m| m.get("progressToken"))
@@ -160,9 +170,8 @@ impl Correlator {
                 Entry {
                     tx,
                     listener: options.listener.clone(),
-                    progress: progress.clone(),
+                    signals: signals.clone(),
                     progress_token,
-                    pauses: own_pauses.clone(),
                 },
             );
         }
@@ -175,9 +184,9 @@ impl Correlator {
         let wait = Wait {
             method: request.method.clone(),
             options,
-            progress,
+            signals,
+            progress_seen: 0,
             pauses: self.inner.pauses.subscribe(),
-            own_pauses: own_pauses.subscribe(),
         };
         Ok(Box::pin(wait.run(guard, rx)))
     }
@@ -240,7 +249,8 @@ impl Correlator {
         else {
             return Route::NotFound;
         };
-        entry.progress.notify_one();
+        entry.signals.progress.fetch_add(1, Ordering::Relaxed);
+        entry.signals.changed.notify_one();
         Route::Live(entry.listener.clone())
     }
 
@@ -262,14 +272,14 @@ impl Correlator {
     /// dropped; hard maximums keep running. Used while the client handles
     /// a server request, which a person may take a while to answer.
     pub(crate) fn pause_timers(&self) -> TimerPause {
-        TimerPause::hold(self.inner.pauses.clone())
+        TimerPause::hold(Held::Connection(self.inner.pauses.clone()))
     }
 
     /// Holds one pending request's base timer still until the guard is
     /// dropped; `None` when no such request is pending.
     pub(crate) fn pause_timer_of(&self, id: &RequestId) -> Option<TimerPause> {
-        let pauses = self.table().pending.get(id)?.pauses.clone();
-        Some(TimerPause::hold(pauses))
+        let signals = self.table().pending.get(id)?.signals.clone();
+        Some(TimerPause::hold(Held::Request(signals)))
     }
 
     fn remove(&self, id: &RequestId) -> Option<Entry> {
@@ -300,19 +310,39 @@ impl std::fmt::Debug for Correlator {
 /// [`Engine::pause_timer_of`](crate::Engine::pause_timer_of).
 #[must_use = "timers resume when this is dropped"]
 pub struct TimerPause {
-    pauses: Arc<watch::Sender<usize>>,
+    held: Held,
+}
+
+/// Whose timers a [`TimerPause`] holds.
+enum Held {
+    /// Every request's of the connection.
+    Connection(Arc<watch::Sender<usize>>),
+    /// One request's.
+    Request(Arc<Signals>),
 }
 
 impl TimerPause {
-    fn hold(pauses: Arc<watch::Sender<usize>>) -> TimerPause {
-        pauses.send_modify(|n| *n += 1);
-        TimerPause { pauses }
+    fn hold(held: Held) -> TimerPause {
+        match &held {
+            Held::Connection(pauses) => pauses.send_modify(|n| *n += 1),
+            Held::Request(signals) => {
+                signals.pauses.fetch_add(1, Ordering::Relaxed);
+                signals.changed.notify_one();
+            }
+        }
+        TimerPause { held }
     }
 }
 
 impl Drop for TimerPause {
     fn drop(&mut self) {
-        self.pauses.send_modify(|n| *n = n.saturating_sub(1));
+        match &self.held {
+            Held::Connection(pauses) => pauses.send_modify(|n| *n = n.saturating_sub(1)),
+            Held::Request(signals) => {
+                signals.pauses.fetch_sub(1, Ordering::Relaxed);
+                signals.changed.notify_one();
+            }
+        }
     }
 }
 
@@ -366,20 +396,27 @@ impl Drop for Guard {
 struct Wait {
     method: String,
     options: RequestOptions,
-    progress: Arc<Notify>,
-    /// The connection's pauses, and this request's own.
+    /// This request's progress and pauses.
+    signals: Arc<Signals>,
+    /// The progress count last acted on.
+    progress_seen: u64,
+    /// The connection's pauses.
     pauses: watch::Receiver<usize>,
-    own_pauses: watch::Receiver<usize>,
 }
 
-/// Resolves when either count changes. A receiver whose sender is gone
-/// (the request's entry was removed) no longer counts, rather than
-/// resolving at once forever.
-async fn either_changed(a: &mut watch::Receiver<usize>, b: &mut watch::Receiver<usize>) {
-    tokio::select! {
-        Ok(()) = a.changed() => {}
-        Ok(()) = b.changed() => {}
-        else => pending().await,
+/// Stops or restarts the base timer when whether it is held changed:
+/// while held, `base` is `None` and `left` keeps what was left of it.
+fn repause(paused: bool, base: &mut Option<Instant>, left: &mut Option<Duration>) {
+    match (paused, *base, *left) {
+        (true, Some(deadline), _) => {
+            *left = Some(deadline.saturating_duration_since(Instant::now()));
+            *base = None;
+        }
+        (false, None, Some(rest)) => {
+            *base = Some(Instant::now() + rest);
+            *left = None;
+        }
+        _ => {}
     }
 }
 
@@ -402,7 +439,7 @@ impl Wait {
     /// Whether the base timer is held: by the connection, or for this
     /// request alone.
     fn paused(&mut self) -> bool {
-        *self.pauses.borrow_and_update() > 0 || *self.own_pauses.borrow_and_update() > 0
+        *self.pauses.borrow_and_update() > 0 || self.signals.pauses.load(Ordering::Relaxed) > 0
     }
 
     async fn run(mut self, mut guard: Guard, mut rx: oneshot::Receiver<Delivery>) -> Answer {
@@ -447,25 +484,23 @@ impl Wait {
                     let error = TransportError::Timeout { method: self.method, after };
                     return guard.give_up(error, "the request timed out", rx).await;
                 }
-                _ = self.progress.notified(), if self.options.reset_on_progress => {
-                    if base.is_some() {
-                        base = base_len.map(|d| Instant::now() + d);
-                    } else if paused_left.is_some() {
-                        paused_left = base_len;
+                // Progress, or this request's own pauses.
+                _ = self.signals.changed.notified() => {
+                    let progress = self.signals.progress.load(Ordering::Relaxed);
+                    if progress != self.progress_seen {
+                        self.progress_seen = progress;
+                        if self.options.reset_on_progress {
+                            if base.is_some() {
+                                base = base_len.map(|d| Instant::now() + d);
+                            } else if paused_left.is_some() {
+                                paused_left = base_len;
+                            }
+                        }
                     }
+                    repause(self.paused(), &mut base, &mut paused_left);
                 }
-                () = either_changed(&mut self.pauses, &mut self.own_pauses) => {
-                    match (self.paused(), base, paused_left) {
-                        (true, Some(deadline), _) => {
-                            paused_left = Some(deadline.saturating_duration_since(Instant::now()));
-                            base = None;
-                        }
-                        (false, None, Some(left)) => {
-                            base = Some(Instant::now() + left);
-                            paused_left = None;
-                        }
-                        _ => {}
-                    }
+                Ok(()) = self.pauses.changed() => {
+                    repause(self.paused(), &mut base, &mut paused_left);
                 }
             }
         }
