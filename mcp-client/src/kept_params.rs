@@ -8,22 +8,43 @@
 //! for every string and map (7 of them for a small `tools/call`), each
 //! freed again when the answer comes. The rare retry parses it back, which
 //! gives the same value (serde_json writes numbers exactly).
+//!
+//! Params that hold long strings are the other way round: writing them as
+//! text scans every byte for escapes, where a copy of the value copies each
+//! string whole and allocates little. Those are kept as a value.
 
 use serde_json::Value;
 
-/// The params of a request, as the JSON text they serialize to.
+/// Beyond this many bytes of strings and numbers, params are kept as a
+/// value rather than as text.
+const AS_TEXT_UP_TO: usize = 1024;
+
+/// The params of a request, as the JSON text they serialize to, or (when
+/// they hold long strings) as a copy of the value.
 #[derive(Clone, Debug)]
-pub(crate) struct KeptParams(Vec<u8>);
+pub(crate) enum KeptParams {
+    Text(Vec<u8>),
+    Value(Value),
+}
 
 impl KeptParams {
     /// A copy of `params`.
     pub(crate) fn of(params: &Value) -> Self {
-        KeptParams(serde_json::to_vec(params).expect("a JSON value always serializes"))
+        if crate::session::smaller_than(Some(params), AS_TEXT_UP_TO) {
+            KeptParams::Text(serde_json::to_vec(params).expect("a JSON value always serializes"))
+        } else {
+            KeptParams::Value(params.clone())
+        }
     }
 
     /// The params again.
     pub(crate) fn value(&self) -> Value {
-        serde_json::from_slice(&self.0).expect("kept params are the text of a JSON value")
+        match self {
+            KeptParams::Text(text) => {
+                serde_json::from_slice(text).expect("kept params are the text of a JSON value")
+            }
+            KeptParams::Value(value) => value.clone(),
+        }
     }
 }
 
@@ -39,5 +60,9 @@ mod tests {
             "arguments": {"f": 0.1, "big": u64::MAX, "neg": i64::MIN, "s": "é\n\"", "a": [null, true]},
         });
         assert_eq!(KeptParams::of(&params).value(), params);
+        assert!(matches!(KeptParams::of(&params), KeptParams::Text(_)));
+        let long = json!({"name": "t", "arguments": {"text": "x".repeat(4096), "n": 1}});
+        assert!(matches!(KeptParams::of(&long), KeptParams::Value(_)));
+        assert_eq!(KeptParams::of(&long).value(), long);
     }
 }
