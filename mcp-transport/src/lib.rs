@@ -51,6 +51,16 @@
 //! Then prove it: `mcp-testkit`'s contract suite runs any transport
 //! through every rule of the contract and reports each by name.
 //!
+//! A wire of newline-delimited JSON (stdio, a socket) can leave the JSON
+//! work to the tasks that make and await requests, so that its reader and
+//! writer only move bytes: build the engine with [`Engine::with_lines`]
+//! (its queue then holds [`Outbound::Line`]s, each request already encoded
+//! by the task that sent it, with any [`SharedMeta`] spliced in), and hand
+//! each success answer to [`Engine::receive_result`] as the text
+//! `mcp_protocol::jsonrpc::answer_text` finds in the line, leaving other
+//! lines to [`Engine::receive_inbound`]. `mcp-transport-stdio` is built
+//! this way.
+//!
 //! # Recording
 //!
 //! [`record::Recorder`] wraps any [`Connector`] and writes the whole
