@@ -373,7 +373,27 @@ pub fn check_header_annotations(
     input_schema: &Map<String, Value>,
 ) -> Result<(), HeaderAnnotationError> {
     let mut seen = Vec::new();
-    check_object(input_schema, true, "inputSchema", &mut seen)
+    check_object(input_schema, true, &Path::Root, &mut seen)
+}
+
+/// Where a node sits in the schema, as a chain on the stack: rendered only
+/// for an error, so a valid schema is walked without allocating.
+enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'a str),
+    Property(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => f.write_str("inputSchema"),
+            Path::Key(parent, key) => write!(f, "{parent}.{key}"),
+            Path::Property(parent, name) => write!(f, "{parent}.properties.{name}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
 }
 
 /// Walks the schema. `reachable` is whether the path from the root is a
@@ -381,14 +401,14 @@ pub fn check_header_annotations(
 fn check_node(
     node: &Value,
     reachable: bool,
-    path: &str,
+    path: &Path<'_>,
     seen: &mut Vec<String>,
 ) -> Result<(), HeaderAnnotationError> {
     match node {
         Value::Object(map) => check_object(map, reachable, path, seen),
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                check_node(item, false, &format!("{path}[{i}]"), seen)?;
+                check_node(item, false, &Path::Index(path, i), seen)?;
             }
             Ok(())
         }
@@ -399,7 +419,7 @@ fn check_node(
 fn check_object(
     map: &Map<String, Value>,
     reachable: bool,
-    path: &str,
+    path: &Path<'_>,
     seen: &mut Vec<String>,
 ) -> Result<(), HeaderAnnotationError> {
     if let Some(name) = map.get(HEADER_ANNOTATION) {
@@ -409,12 +429,11 @@ fn check_object(
         if key == "properties" {
             if let Value::Object(props) = child {
                 for (prop, schema) in props {
-                    let p = format!("{path}.properties.{prop}");
-                    check_node(schema, reachable, &p, seen)?;
+                    check_node(schema, reachable, &Path::Property(path, prop), seen)?;
                 }
             }
         } else if key != HEADER_ANNOTATION {
-            check_node(child, false, &format!("{path}.{key}"), seen)?;
+            check_node(child, false, &Path::Key(path, key), seen)?;
         }
     }
     Ok(())
@@ -424,11 +443,11 @@ fn check_annotation(
     schema: &Map<String, Value>,
     name: &Value,
     reachable: bool,
-    path: &str,
+    path: &Path<'_>,
     seen: &mut Vec<String>,
 ) -> Result<(), HeaderAnnotationError> {
     let fail = |name: Option<&str>, fault| HeaderAnnotationError {
-        path: path.to_owned(),
+        path: path.to_string(),
         name: name.map(str::to_owned),
         fault,
     };
@@ -470,6 +489,21 @@ mod tests {
 
     fn schema(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn the_path_of_a_fault_names_every_step() {
+        let nested = schema(json!({"type": "object", "properties": {
+            "opts": {"type": "object", "properties": {
+                "mode": {"anyOf": [{"type": "string"}, {"type": "string", "x-mcp-header": "Mode"}]}
+            }}
+        }}));
+        let error = check_header_annotations(&nested).unwrap_err();
+        assert_eq!(error.fault, AnnotationFault::Unreachable);
+        assert_eq!(
+            error.path,
+            "inputSchema.properties.opts.properties.mode.anyOf[1]"
+        );
     }
 
     #[test]
