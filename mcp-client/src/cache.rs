@@ -15,13 +15,18 @@
 //!   advertise it and never send one).
 //! - Stale entries are kept (within the size bound) so that a failed
 //!   refetch can fall back on them, which the caller can tell.
-//! - Answers larger than a bound (4 MiB by default) are not kept: a kept
-//!   copy beside the caller's doubles the memory a large read costs, and
-//!   refetching is cheap beside holding it.
+//! - An entry is the answer's compact JSON text, parsed again on a hit: a
+//!   parsed tree takes many times the heap of its text (a `tools/list` of
+//!   5,000 tools: 1.2 MiB of text, 17 MiB as a `Value`), and writing the
+//!   text costs less than copying the tree would.
+//! - Answers larger than a bound (4 MiB of text by default) are not kept:
+//!   a kept copy beside the caller's adds to the memory a large read costs,
+//!   and refetching is cheap beside holding it.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_protocol::{Era, methods};
@@ -83,7 +88,9 @@ impl Key {
 }
 
 struct Entry {
-    value: Value,
+    /// The answer as compact JSON text; shared so that a lookup parses it
+    /// after letting go of the lock.
+    text: Arc<[u8]>,
     fresh_until: Instant,
     stored: u64,
 }
@@ -154,18 +161,22 @@ impl Cache {
         if self.capacity == 0 {
             return Lookup::Miss;
         }
-        let entries = self.entries();
-        let now = Instant::now();
-        for k in self.keys_for(key) {
-            if let Some(e) = entries.get(&k) {
-                return if now < e.fresh_until {
-                    Lookup::Fresh(e.value.clone())
-                } else {
-                    Lookup::Stale(e.value.clone())
-                };
-            }
+        let found = {
+            let entries = self.entries();
+            self.keys_for(key)
+                .iter()
+                .find_map(|k| entries.get(k))
+                .map(|e| (Arc::clone(&e.text), Instant::now() < e.fresh_until))
+        };
+        let Some((text, fresh)) = found else {
+            return Lookup::Miss;
+        };
+        // The text was written from a `Value`; it parses back to the same.
+        match serde_json::from_slice(&text) {
+            Ok(value) if fresh => Lookup::Fresh(value),
+            Ok(value) => Lookup::Stale(value),
+            Err(_) => Lookup::Miss,
         }
-        Lookup::Miss
     }
 
     /// Stores a one-round result fetched in `era`, unless the group was
@@ -181,13 +192,6 @@ impl Cache {
         listed_changes: bool,
     ) {
         if self.capacity == 0 || self.generation(group) != generation {
-            return;
-        }
-        if exceeds(value, self.max_entry_bytes) {
-            tracing::debug!(
-                limit = self.max_entry_bytes,
-                "not cached: the answer is larger than the cache keeps"
-            );
             return;
         }
         let now = Instant::now();
@@ -207,6 +211,13 @@ impl Cache {
                 }
                 (self.legacy_max_age, true)
             }
+        };
+        let Some(text) = text_within(value, self.max_entry_bytes) else {
+            tracing::debug!(
+                limit = self.max_entry_bytes,
+                "not cached: the answer is larger than the cache keeps"
+            );
+            return;
         };
         let key = if private {
             Key {
@@ -230,7 +241,7 @@ impl Cache {
         entries.insert(
             key,
             Entry {
-                value: value.clone(),
+                text: text.into(),
                 fresh_until: now + ttl,
                 stored,
             },
@@ -274,34 +285,32 @@ impl Cache {
     }
 }
 
-/// Whether `value`, as JSON text, is larger than `limit` bytes (counted
-/// from its strings, numbers and punctuation, without serializing it;
-/// stops counting once past the limit).
-fn exceeds(value: &Value, limit: usize) -> bool {
-    fn size(value: &Value, budget: &mut usize) -> bool {
-        let cost = match value {
-            Value::Null | Value::Bool(_) => 5,
-            Value::Number(_) => 8,
-            Value::String(s) => s.len() + 2,
-            Value::Array(items) => {
-                *budget = budget.saturating_sub(items.len() + 2);
-                return items.iter().all(|v| size(v, budget)) && *budget > 0;
-            }
-            Value::Object(map) => {
-                for (k, v) in map {
-                    *budget = budget.saturating_sub(k.len() + 4);
-                    if !size(v, budget) {
-                        return false;
-                    }
-                }
-                return *budget > 0;
-            }
-        };
-        *budget = budget.saturating_sub(cost);
-        *budget > 0
+/// `value` as compact JSON text, or `None` when that is longer than
+/// `limit` bytes. Writing stops at the first piece past the limit, before
+/// copying it: a 64 MiB blob is refused without being written.
+fn text_within(value: &Value, limit: usize) -> Option<Vec<u8>> {
+    struct Bounded {
+        text: Vec<u8>,
+        limit: usize,
     }
-    let mut budget = limit.saturating_add(1);
-    !size(value, &mut budget)
+    impl io::Write for Bounded {
+        fn write(&mut self, piece: &[u8]) -> io::Result<usize> {
+            if self.text.len() + piece.len() > self.limit {
+                return Err(io::ErrorKind::FileTooLarge.into());
+            }
+            self.text.extend_from_slice(piece);
+            Ok(piece.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Bounded {
+        text: Vec::new(),
+        limit,
+    };
+    serde_json::to_writer(&mut out, value).ok()?;
+    Some(out.text)
 }
 
 #[cfg(test)]
@@ -387,6 +396,24 @@ mod tests {
         let small = json!({"contents": [{"uri": "file:///big", "text": "a"}], "ttlMs": 60_000});
         c.store(key.clone(), Group::Resource, 0, &small, Era::Modern, false);
         assert!(matches!(c.lookup(&key), Lookup::Fresh(_)));
-        assert!(!exceeds(&small, 1024) && exceeds(&big, 1024) && !exceeds(&big, 4096));
+        assert!(text_within(&small, 1024).is_some());
+        assert!(text_within(&big, 1024).is_none());
+        assert_eq!(
+            text_within(&big, 4096),
+            Some(serde_json::to_vec(&big).unwrap())
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hit_gives_back_the_stored_answer() {
+        let c = cache();
+        let key = Key::of(methods::TOOLS_LIST, &json!({}));
+        let v = json!({"tools": [{"name": "a\u{e9}\"", "inputSchema": {"type": "object"}}],
+            "ttlMs": 1000, "cacheScope": "public", "n": [1.5, -2, null, true, 0.1, 1e-7, 2.2250738585072014e-308, 1.7976931348623157e308]});
+        c.store(key.clone(), Group::Tools, 0, &v, Era::Modern, false);
+        let Lookup::Fresh(hit) = c.lookup(&key) else {
+            panic!("not fresh");
+        };
+        assert_eq!(hit, v);
     }
 }
