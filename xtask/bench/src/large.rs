@@ -163,7 +163,14 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
             let captured = wire.era(era);
             let line = request_line(captured, kind)?;
             let mut bare = Bare::spawn_with(&settings.server, era, &flags)?;
-            bare.replay(&captured.connect).await?;
+            // The handshake only: the captured connect ends with the first
+            // `tools/list`, which would warm the server's listing for the
+            // limit alone (ours and rmcp meet a server that never listed).
+            let handshake = match captured.connect.split_last() {
+                Some((last, rest)) if last.contains("\"tools/list\"") => rest,
+                _ => &captured.connect[..],
+            };
+            bare.replay(handshake).await?;
             let (h, p, start) = (Heap::start(), Peak::start(), Instant::now());
             let answer = bare.round_trip(&line).await?;
             wall = start.elapsed();

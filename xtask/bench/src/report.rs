@@ -830,7 +830,9 @@ impl Report {
             "\n## Large results (stdio)\n\n\
              One call each, in a fresh process (server started with `--blob-bytes`, \
              `--text-bytes` or `--tools`), median of {} runs: the wall time of the call \
-             (request out to typed result back) and its peak heap as above. Payload = \
+             (request out to typed result back) and its peak heap as above; no \
+             contender's server has listed its tools before (each answered the handshake, \
+             and for ours and rmcp one `echo`). Payload = \
              the answer's bytes on the wire (for the blob, its base64 text), as the limit \
              read them. **parsed floor**: the heap of that answer parsed to a \
              `serde_json::Value` (limit rows), what any client that parses it holds at \
