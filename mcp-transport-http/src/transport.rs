@@ -225,6 +225,10 @@ struct Shared {
 struct State {
     /// Legacy: the session the server gave in its `initialize` response.
     session_id: Option<String>,
+    /// Legacy: how many sessions were opened, so that an expiry is only
+    /// believed of the session the request carried (an answer to a request
+    /// sent before a renewal must not forget the new session).
+    session_epoch: u64,
     /// Legacy: the version the `initialize` result named.
     legacy_version: Option<ProtocolVersion>,
     /// Legacy: the status with which the server said the session expired,
@@ -237,6 +241,14 @@ struct State {
     modern_version: Option<ProtocolVersion>,
     /// Requests not yet answered, by id.
     requests: HashMap<RequestId, Pending>,
+}
+
+impl State {
+    /// Legacy: the server gave a session; later requests carry it.
+    fn open_session(&mut self, id: String) {
+        self.session_id = Some(id);
+        self.session_epoch += 1;
+    }
 }
 
 struct Pending {
@@ -347,7 +359,7 @@ impl HttpTransport {
 
     pub(crate) fn resume(&self, session: String, version: Option<ProtocolVersion>) {
         let mut state = self.shared.state();
-        state.session_id = Some(session);
+        state.open_session(session);
         state.legacy_version = version;
     }
 
@@ -603,8 +615,13 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The headers of one message's POST, and whether it carries a session.
-    fn message_headers(&self, message: &Message, extra: &[(String, String)]) -> (HeaderMap, bool) {
+    /// The headers of one message's POST, and the epoch of the session
+    /// they carry, if any.
+    fn message_headers(
+        &self,
+        message: &Message,
+        extra: &[(String, String)],
+    ) -> (HeaderMap, Option<u64>) {
         let mut headers = self.config.headers.clone();
         headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -617,7 +634,7 @@ impl Shared {
                 .then(|| state.modern_version.clone())
                 .flatten()
         });
-        let mut with_session = false;
+        let mut sent_under = None;
         if let Some(version) = modern {
             insert(&mut headers, PROTOCOL_VERSION_HEADER, version.as_str());
             if let Some(method) = message.method() {
@@ -634,7 +651,7 @@ impl Shared {
             }
             if let Some(session) = &state.session_id {
                 insert(&mut headers, SESSION_ID_HEADER, session);
-                with_session = true;
+                sent_under = Some(state.session_epoch);
             }
         }
         drop(state);
@@ -651,7 +668,7 @@ impl Shared {
                 }
             }
         }
-        (headers, with_session)
+        (headers, sent_under)
     }
 
     /// Sends one HTTP request to the server's URL: see [`send_to`](Self::send_to).
@@ -868,7 +885,7 @@ impl Shared {
         self: &Arc<Self>,
         message: Message,
         extra: Vec<(String, String)>,
-        (headers, with_session): (HeaderMap, bool),
+        (headers, sent_under): (HeaderMap, Option<u64>),
         head: oneshot::Sender<()>,
         taken: oneshot::Sender<()>,
     ) {
@@ -903,7 +920,7 @@ impl Shared {
                 .and_then(|v| v.to_str().ok())
         {
             tracing::debug!("the server opened a session");
-            self.state().session_id = Some(session.to_owned());
+            self.state().open_session(session.to_owned());
         }
         if initialize && response.status().is_success() {
             // A new session (or a stateless server's none) replaces the
@@ -912,7 +929,7 @@ impl Shared {
         }
         let _ = head.send(());
         if let Err(e) = self
-            .read_answer(&id, response, with_session, initialize, legacy)
+            .read_answer(&id, response, sent_under, initialize, legacy)
             .await
         {
             let refused = matches!(
@@ -958,7 +975,7 @@ impl Shared {
         if response.status().is_success() {
             Ok(())
         } else {
-            Err(self.status_error(response, false).await)
+            Err(self.status_error(response, None).await)
         }
     }
 
@@ -1072,13 +1089,13 @@ impl Shared {
         &self,
         id: &RequestId,
         response: http::Response<ResponseBody>,
-        with_session: bool,
+        sent_under: Option<u64>,
         initialize: bool,
         legacy: bool,
     ) -> Result<(), TransportError> {
         let status = response.status();
         if !status.is_success() {
-            return Err(self.status_error(response, with_session).await);
+            return Err(self.status_error(response, sent_under).await);
         }
         let content_type = content_type(response.headers());
         let max = self.config.max_message_size;
@@ -1318,7 +1335,7 @@ impl Shared {
     async fn status_error(
         &self,
         response: http::Response<ResponseBody>,
-        with_session: bool,
+        sent_under: Option<u64>,
     ) -> TransportError {
         let status = response.status().as_u16();
         let headers = response.headers().clone();
@@ -1346,17 +1363,21 @@ impl Shared {
             Ok(Message::Error(e)) => Some(e.error),
             _ => None,
         };
-        if with_session {
+        if let Some(epoch) = sent_under {
             let names_session = rpc.as_ref().is_some_and(|e| {
                 e.code == -32001 || e.message.to_ascii_lowercase().contains("session")
             }) || String::from_utf8_lossy(&body)
                 .to_ascii_lowercase()
                 .contains("session");
             if status == 404 || (status == 400 && names_session) {
-                tracing::info!(status, "the server's session expired; forgetting it");
                 let mut state = self.state();
-                state.session_id = None;
-                state.expired = Some(status);
+                // Only the session the request carried: one opened since
+                // (a renewal that another request's expiry started) stays.
+                if state.session_epoch == epoch {
+                    tracing::info!(status, "the server's session expired; forgetting it");
+                    state.session_id = None;
+                    state.expired = Some(status);
+                }
                 drop(state);
                 return TransportError::SessionExpired { status };
             }
@@ -1387,7 +1408,7 @@ impl Shared {
             }
             return;
         }
-        let (headers, with_session) = self.message_headers(&message, &[]);
+        let (headers, sent_under) = self.message_headers(&message, &[]);
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
         let sent = tokio::time::timeout(
             self.config.notification_timeout,
@@ -1397,7 +1418,7 @@ impl Shared {
         match sent {
             Ok(Ok(response)) if response.status().is_success() => {}
             Ok(Ok(response)) => {
-                let error = self.status_error(response, with_session).await;
+                let error = self.status_error(response, sent_under).await;
                 tracing::warn!(%method, %error, "the server refused a message");
             }
             Ok(Err(error)) => tracing::warn!(%method, %error, "a message could not be sent"),

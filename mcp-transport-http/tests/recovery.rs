@@ -168,6 +168,45 @@ async fn an_expired_session_is_renewed_once_for_every_request_that_met_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_expiry_answer_does_not_undo_the_renewal() {
+    // One call's 404 from the old session comes only after the other
+    // call's expiry has opened a new session: it must not forget the new
+    // one, or its own retry (and every later request) would be refused.
+    let sessions = Arc::new(Sessions::default());
+    let server = {
+        let sessions = sessions.clone();
+        TestServer::start(move |seen| {
+            let late = seen.json()["params"]["arguments"]["text"] == "late"
+                && session_of(&seen).as_deref() == Some("s1");
+            let answer = sessions.answer(seen);
+            async move {
+                if late {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                }
+                answer
+            }
+        })
+        .await
+    };
+    let client = legacy_client(server.url()).await;
+    sessions.expire();
+    let late = client.call_tool("echo", json!({"text": "late"}));
+    let early = async {
+        // Leaves after the late call is on the wire.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        client.call_tool("echo", json!({"text": "early"})).await
+    };
+    let (late, early) = tokio::time::timeout(BOUND, futures::future::join(late, early))
+        .await
+        .expect("the calls end");
+    assert_eq!(echoed(&early.expect("early retried")), "early");
+    assert_eq!(echoed(&late.expect("late retried on the new session")), "late");
+    assert_eq!(server.seen_method("initialize").len(), 2, "renewed once");
+    let after = client.call_tool("echo", json!({"text": "after"})).await;
+    assert_eq!(echoed(&after.expect("the new session still stands")), "after");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_expiry_during_the_retry_fails_with_session_expired() {
     let sessions = Arc::new(Sessions::default());
     let server = {
