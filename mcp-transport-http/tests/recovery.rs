@@ -200,10 +200,16 @@ async fn a_late_expiry_answer_does_not_undo_the_renewal() {
         .await
         .expect("the calls end");
     assert_eq!(echoed(&early.expect("early retried")), "early");
-    assert_eq!(echoed(&late.expect("late retried on the new session")), "late");
+    assert_eq!(
+        echoed(&late.expect("late retried on the new session")),
+        "late"
+    );
     assert_eq!(server.seen_method("initialize").len(), 2, "renewed once");
     let after = client.call_tool("echo", json!({"text": "after"})).await;
-    assert_eq!(echoed(&after.expect("the new session still stands")), "after");
+    assert_eq!(
+        echoed(&after.expect("the new session still stands")),
+        "after"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
