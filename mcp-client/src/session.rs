@@ -85,18 +85,11 @@ pub(crate) fn envelope(
     };
     // The shared members win over any of the same names, spliced or not.
     match shared {
-        Some(shared) if splice => Enveloped {
-            params,
-            shared: Some(shared),
-        },
-        Some(shared) => Enveloped {
+        Some(shared) if !splice => Enveloped {
             params: shared.merge_into(params),
             shared: None,
         },
-        None => Enveloped {
-            params,
-            shared: None,
-        },
+        shared => Enveloped { params, shared },
     }
 }
 
