@@ -763,15 +763,21 @@ async fn limit_cpu(settings: &Settings, wire: &Wire, era: Era) -> Result {
         }
         let lines = template.lines(1_000_000, CPU_CALLS, "hello");
         let (before, server_before) = (cpu_time(), children_cpu_time());
+        let (writes, reads, switches) = (syscalls("syscw"), syscalls("syscr"), switches());
         let load = pipelined(&mut bare, window, &lines).await?;
         let (cpu, server) = (cpu_time() - before, children_cpu_time() - server_before);
         let us = |d: Duration| d.as_secs_f64() * 1e6 / load.calls as f64;
+        let per_call = |n: u64| n as f64 / load.calls as f64;
         eprintln!(
-            "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s)",
+            "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s); \
+             per call: {:.2} writes, {:.2} reads, {:.2} context switches",
             us(cpu),
             us(server),
             load.calls,
             load.calls as f64 / load.elapsed.as_secs_f64(),
+            per_call(syscalls("syscw") - writes),
+            per_call(syscalls("syscr") - reads),
+            per_call(self::switches() - switches),
         );
     }
     bare.close().await
