@@ -77,6 +77,26 @@ impl Sessions {
     }
 }
 
+/// A server answering as `sessions` does, each answer held back for as
+/// long as `delay` says of its request.
+async fn serve(
+    sessions: &Arc<Sessions>,
+    delay: impl Fn(&Seen) -> Option<Duration> + Send + Sync + 'static,
+) -> TestServer {
+    let sessions = sessions.clone();
+    TestServer::start(move |seen| {
+        let wait = delay(&seen);
+        let answer = sessions.answer(seen);
+        async move {
+            if let Some(wait) = wait {
+                tokio::time::sleep(wait).await;
+            }
+            answer
+        }
+    })
+    .await
+}
+
 async fn legacy_client(url: String) -> Client {
     Client::builder()
         .era(EraMode::Legacy)
@@ -96,14 +116,7 @@ fn echoed(result: &mcp_protocol::types::CallToolResult) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_session_is_renewed_once_for_every_request_that_met_it() {
     let sessions = Arc::new(Sessions::default());
-    let server = {
-        let sessions = sessions.clone();
-        TestServer::start(move |seen| {
-            let answer = sessions.answer(seen);
-            async move { answer }
-        })
-        .await
-    };
+    let server = serve(&sessions, |_| None).await;
     let client = legacy_client(server.url()).await;
     client.subscribe_resource("file:///watched").await.unwrap();
     sessions.expire();
@@ -173,21 +186,12 @@ async fn a_late_expiry_answer_does_not_undo_the_renewal() {
     // call's expiry has opened a new session: it must not forget the new
     // one, or its own retry (and every later request) would be refused.
     let sessions = Arc::new(Sessions::default());
-    let server = {
-        let sessions = sessions.clone();
-        TestServer::start(move |seen| {
-            let late = seen.json()["params"]["arguments"]["text"] == "late"
-                && session_of(&seen).as_deref() == Some("s1");
-            let answer = sessions.answer(seen);
-            async move {
-                if late {
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                }
-                answer
-            }
-        })
-        .await
-    };
+    let server = serve(&sessions, |seen| {
+        let late = seen.json()["params"]["arguments"]["text"] == "late"
+            && session_of(seen).as_deref() == Some("s1");
+        late.then_some(Duration::from_millis(300))
+    })
+    .await;
     let client = legacy_client(server.url()).await;
     sessions.expire();
     let late = client.call_tool("echo", json!({"text": "late"}));
