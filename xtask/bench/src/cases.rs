@@ -672,7 +672,7 @@ pub async fn connect(settings: &Settings, wire: &Wire, report: &mut Report) -> R
     Ok(())
 }
 
-/// The client's own CPU time per call, at 1 and 16 callers: this
+/// The client's own CPU time per call, at 1, 16 and 64 callers: this
 /// process's user and system time over as many calls, with nothing else of
 /// the bench running; beside it the server's (the bench's children), and
 /// over stdio the limit's, client and server, so that a throughput ratio
@@ -706,13 +706,13 @@ pub async fn cpu_per_call(settings: &Settings, wire: &Wire) -> Result {
 }
 
 /// Prints the client's CPU time, system calls, context switches and
-/// allocations per call on `conn`, at 1 and 16 callers.
+/// allocations per call on `conn`, at 1, 16 and 64 callers.
 async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
     let caller = conn.caller();
     for _ in 0..settings.warmup {
         caller.echo("hello").await?;
     }
-    for callers in [1, 16] {
+    for callers in [1, 16, 64] {
         let name = format!("{label}, {callers} callers");
         if !picked(&name) {
             continue;
@@ -750,13 +750,13 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
 const CPU_CALLS: usize = 50_000;
 
 /// The limit's CPU per call over stdio (the bare pipe, and the server
-/// serving it), at 1 and 16 requests in flight: the floor the client's
+/// serving it), at 1, 16 and 64 requests in flight: the floor the client's
 /// figures compare with.
 async fn limit_cpu(settings: &Settings, wire: &Wire, era: Era) -> Result {
     let mut bare = Bare::spawn(&settings.server, era)?;
     bare.replay(&wire.era(era).connect).await?;
     let template = &wire.era(era).call;
-    for window in [1, 16] {
+    for window in [1, 16, 64] {
         let name = format!("stdio, {era:?}, {window} callers, limit");
         if !picked(&name) {
             continue;
