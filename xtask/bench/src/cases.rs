@@ -721,9 +721,18 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
         let (writes, reads, switches) = (syscalls("syscw"), syscalls("syscr"), switches());
         crate::memory::count_allocations(true);
         let allocations = crate::memory::allocations();
+        let sizes = crate::memory::allocations_by_size();
         let load = concurrent(callers, CPU_CALLS, Duration::from_secs(60), caller.clone()).await?;
         crate::memory::count_allocations(false);
         let allocations = crate::memory::allocations() - allocations;
+        let sizes: Vec<String> = crate::memory::allocations_by_size()
+            .into_iter()
+            .zip(sizes)
+            .filter(|((_, after), (_, before))| after > before)
+            .map(|((size, after), (_, before))| {
+                format!("{size}: {:.2}", (after - before) as f64 / load.calls as f64)
+            })
+            .collect();
         let cpu = cpu_time() - before;
         let server = children_cpu_time() - server_before;
         let per_call = |n: u64| n as f64 / load.calls as f64;
@@ -732,7 +741,7 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
         eprintln!(
             "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s); \
              per call: {:.2} writes, {:.2} reads, {:.2} context switches, \
-             {:.1} allocations (the bench's own included)",
+             {:.1} allocations (the bench's own included; by size from: {})",
             cpu.as_secs_f64() * 1e6 / load.calls as f64,
             server.as_secs_f64() * 1e6 / load.calls as f64,
             load.calls,
@@ -741,6 +750,7 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
             per_call(syscalls("syscr") - reads),
             per_call(self::switches() - switches),
             per_call(allocations),
+            sizes.join(", "),
         );
     }
     Ok(())

@@ -283,6 +283,8 @@ fn shrank(by: isize) {
 /// every thread costs a contended cache line per allocation).
 static COUNT: AtomicBool = AtomicBool::new(false);
 static ALLOCATIONS: AtomicIsize = AtomicIsize::new(0);
+/// The counted allocations by power of two of their size, as `BIG`.
+static BY_SIZE: [AtomicIsize; 40] = [const { AtomicIsize::new(0) }; 40];
 
 /// Starts or stops counting allocations.
 pub fn count_allocations(on: bool) {
@@ -294,9 +296,19 @@ pub fn allocations() -> u64 {
     ALLOCATIONS.load(Ordering::Relaxed) as u64
 }
 
-fn counted() {
+/// The allocations counted so far by size, as (lowest size of the power
+/// of two, count): large blocks skip glibc's per-thread cache, so where
+/// they come from matters more than their number.
+pub fn allocations_by_size() -> Vec<(usize, u64)> {
+    (0..40)
+        .map(|k| (1usize << k, BY_SIZE[k].load(Ordering::Relaxed) as u64))
+        .collect()
+}
+
+fn counted(size: usize) {
     if COUNT.load(Ordering::Relaxed) {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        BY_SIZE[bucket(size.max(1)).min(39)].fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -321,7 +333,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as the caller promised.
         let p = unsafe { System.alloc(layout) };
-        counted();
+        counted(layout.size());
         if !p.is_null() {
             grew(layout.size() as isize);
             big(layout.size(), 1);
@@ -332,7 +344,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as the caller promised.
         let p = unsafe { System.alloc_zeroed(layout) };
-        counted();
+        counted(layout.size());
         if !p.is_null() {
             grew(layout.size() as isize);
             big(layout.size(), 1);
@@ -350,7 +362,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: as the caller promised.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
-        counted();
+        counted(new_size);
         if !p.is_null() {
             let by = new_size as isize - layout.size() as isize;
             if by >= 0 {
