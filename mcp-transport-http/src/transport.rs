@@ -21,7 +21,7 @@ use mcp_protocol::{
 };
 use mcp_transport::{
     CancellationToken, ConnectionHandlers, Engine, Outbound, OutboundReceiver, RequestOptions,
-    ResponseFuture, Transport, TransportError,
+    ResponseFuture, SharedMeta, Transport, TransportError,
 };
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
@@ -254,6 +254,9 @@ impl State {
 struct Pending {
     seq: u64,
     headers: Vec<(String, String)>,
+    /// The connection's shared `_meta`, spliced into the body when it is
+    /// encoded (see [`Transport::takes_shared_meta`]).
+    shared: Option<SharedMeta>,
     stream: CancellationToken,
     /// Whether giving the request up closes its stream: always, except
     /// for a modern request that must not be cancelled on the wire
@@ -264,11 +267,13 @@ struct Pending {
 
 /// MCP over Streamable HTTP, either era, decided message by message.
 ///
-/// * A message whose `_meta` names a modern protocol version (2026-07-28
-///   on) is sent the modern way: `MCP-Protocol-Version` equal to that
-///   version, `Mcp-Method`, and `Mcp-Name` for `tools/call`, `prompts/get`
-///   and `resources/read` (encoded by the spec's `=?base64?…?=` rule), no
-///   session. Cancelling such a request closes its response stream.
+/// * A message whose `_meta` (with the shared members it takes, see
+///   [`Transport::takes_shared_meta`]) names a modern protocol version
+///   (2026-07-28 on) is sent the modern way: `MCP-Protocol-Version` equal
+///   to that version, `Mcp-Method`, and `Mcp-Name` for `tools/call`,
+///   `prompts/get` and `resources/read` (encoded by the spec's
+///   `=?base64?…?=` rule), no session. Cancelling such a request closes
+///   its response stream.
 /// * Any other message is legacy Streamable HTTP: the `Mcp-Session-Id`
 ///   the server gave in its `initialize` response, and from 2025-06-18 the
 ///   `MCP-Protocol-Version` the `initialize` result named, both learned as
@@ -387,11 +392,19 @@ impl HttpTransport {
 }
 
 impl Transport for HttpTransport {
-    fn request(&self, request: Request, options: RequestOptions) -> ResponseFuture {
+    fn request(&self, mut request: Request, mut options: RequestOptions) -> ResponseFuture {
         let id = request.id.clone();
         let seq = self.shared.seq.fetch_add(1, Ordering::Relaxed);
         let stream = CancellationToken::new();
-        let modern = modern_version_in(request.meta()).is_some();
+        let mut shared = options.shared_meta.take();
+        if let Some(s) = &shared
+            && !matches!(request.params, None | Some(Value::Object(_)))
+        {
+            // Params with no `_meta` to splice into: merged as they are.
+            request.params = s.merge_into(request.params.take());
+            shared = None;
+        }
+        let modern = modern_version_of(request.meta(), shared.as_ref()).is_some();
         let close_on_drop = options.cancel_on_wire || !modern;
         {
             let mut state = self.shared.state();
@@ -399,6 +412,7 @@ impl Transport for HttpTransport {
             state.requests.entry(id.clone()).or_insert(Pending {
                 seq,
                 headers: options.headers.clone(),
+                shared,
                 stream,
                 close_on_drop,
             });
@@ -443,6 +457,12 @@ impl Transport for HttpTransport {
 
     /// Every POST gets a response, whatever the server's era.
     fn answers_every_request(&self) -> bool {
+        true
+    }
+
+    /// The shared `_meta` is spliced into each request's body as the text
+    /// made once, rather than copied into its params.
+    fn takes_shared_meta(&self) -> bool {
         true
     }
 }
@@ -588,18 +608,29 @@ impl InFlight {
     }
 }
 
-/// Whether a message's `_meta` names a modern protocol version, and which.
-fn modern_version(message: &Message) -> Option<ProtocolVersion> {
-    modern_version_in(match message {
+/// A message's own `_meta`.
+fn message_meta(message: &Message) -> Option<&Map<String, Value>> {
+    match message {
         Message::Request(r) => r.meta(),
         Message::Notification(n) => n.meta(),
         _ => None,
-    })
+    }
 }
 
 /// Whether a `_meta` names a modern protocol version, and which.
 fn modern_version_in(meta: Option<&Map<String, Value>>) -> Option<ProtocolVersion> {
     protocol_version_of(meta?).filter(|v| v.era() == Era::Modern)
+}
+
+/// [`modern_version_in`] of a request's `_meta` as it goes on the wire:
+/// its own members, and the shared ones it takes (those win).
+fn modern_version_of(
+    own: Option<&Map<String, Value>>,
+    shared: Option<&SharedMeta>,
+) -> Option<ProtocolVersion> {
+    shared
+        .and_then(|s| modern_version_in(Some(s.members())))
+        .or_else(|| modern_version_in(own))
 }
 
 /// The `Mcp-Name` of a request, by `mcp-protocol`'s rule.
@@ -620,13 +651,15 @@ impl Shared {
     fn message_headers(
         &self,
         message: &Message,
+        shared: Option<&SharedMeta>,
         extra: &[(String, String)],
     ) -> (HeaderMap, Option<u64>) {
         let mut headers = self.config.headers.clone();
         headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let mut state = self.state();
-        let modern = modern_version(message).inspect(|v| state.modern_version = Some(v.clone()));
+        let modern = modern_version_of(message_meta(message), shared)
+            .inspect(|v| state.modern_version = Some(v.clone()));
         let legacy = state.session_id.is_some() || state.legacy_version.is_some();
         let modern = modern.or_else(|| {
             // A notification without `_meta` follows the connection's era.
@@ -825,10 +858,14 @@ impl Shared {
     /// left to wait for.
     async fn start_request(self: &Arc<Self>, request: Request) -> Option<Started> {
         let id = request.id.clone();
-        let (headers, stream) = {
+        let (headers, shared_meta, stream) = {
             let mut state = self.state();
             match state.requests.get_mut(&id) {
-                Some(p) => (std::mem::take(&mut p.headers), p.stream.clone()),
+                Some(p) => (
+                    std::mem::take(&mut p.headers),
+                    p.shared.take(),
+                    p.stream.clone(),
+                ),
                 // Given up between the queue and here.
                 None => return None,
             }
@@ -850,10 +887,10 @@ impl Shared {
         // session closed or replaced after this request was queued does
         // not change what it carries.
         let message = Message::Request(request);
-        let prepared = self.message_headers(&message, &headers);
+        let prepared = self.message_headers(&message, shared_meta.as_ref(), &headers);
         let exchange = async move {
             shared
-                .exchange(message, headers, prepared, head_tx, taken_tx)
+                .exchange(message, shared_meta, headers, prepared, head_tx, taken_tx)
                 .await;
         };
         let closed = stream.clone();
@@ -884,6 +921,7 @@ impl Shared {
     async fn exchange(
         self: &Arc<Self>,
         message: Message,
+        shared: Option<SharedMeta>,
         extra: Vec<(String, String)>,
         (headers, sent_under): (HeaderMap, Option<u64>),
         head: oneshot::Sender<()>,
@@ -894,9 +932,17 @@ impl Shared {
         };
         let id = request.id.clone();
         let initialize = request.method == INITIALIZE;
-        let legacy = modern_version(&message).is_none();
+        let legacy = modern_version_of(request.meta(), shared.as_ref()).is_none();
         if self.old_endpoint().is_some() {
             // HTTP+SSE: the answer comes on the GET stream.
+            let message = match &shared {
+                Some(s) => {
+                    let mut request = request.clone();
+                    request.params = s.merge_into(request.params.take());
+                    Message::Request(request)
+                }
+                None => message.clone(),
+            };
             let posted = self.post_old(&message, &extra, Some(taken)).await;
             let _ = head.send(());
             if let Err(e) = posted {
@@ -904,8 +950,20 @@ impl Shared {
             }
             return;
         }
-        let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
-        let response = match self.send(Method::POST, &headers, body, Some(taken)).await {
+        let body = match &shared {
+            Some(s) => {
+                let mut body = Vec::new();
+                s.encode_request_line(request, &mut body);
+                // A body, not a line.
+                body.pop();
+                body
+            }
+            None => serde_json::to_vec(&message).unwrap_or_default(),
+        };
+        let response = match self
+            .send(Method::POST, &headers, Bytes::from(body), Some(taken))
+            .await
+        {
             Ok(r) => r,
             Err(e) => {
                 self.engine.fail_request(&id, e);
@@ -967,7 +1025,7 @@ impl Shared {
         let endpoint = self
             .old_endpoint()
             .unwrap_or_else(|| self.config.url.clone());
-        let (headers, _) = self.message_headers(message, extra);
+        let (headers, _) = self.message_headers(message, None, extra);
         let body = Bytes::from(serde_json::to_vec(message).unwrap_or_default());
         let response = self
             .send_to(endpoint, Method::POST, &headers, body, taken)
@@ -1408,7 +1466,7 @@ impl Shared {
             }
             return;
         }
-        let (headers, sent_under) = self.message_headers(&message, &[]);
+        let (headers, sent_under) = self.message_headers(&message, None, &[]);
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
         let sent = tokio::time::timeout(
             self.config.notification_timeout,

@@ -9,7 +9,8 @@ use common::{TestServer, event, json, result, sse, status, until_closed};
 use http::HeaderValue;
 use mcp_protocol::{Notification, Request};
 use mcp_transport::{
-    CancellationToken, ConnectionHandlers, Listener, RequestOptions, Transport, TransportError,
+    CancellationToken, ConnectionHandlers, Listener, RequestOptions, SharedMeta, Transport,
+    TransportError,
 };
 use mcp_transport_http::HttpTransportBuilder;
 use serde_json::{Value, json};
@@ -104,6 +105,56 @@ async fn modern_requests_carry_exactly_the_spec_headers() {
         "tools/list has no Mcp-Name"
     );
     assert!(seen.iter().all(|s| s.header("mcp-session-id").is_none()));
+    transport.close().await;
+}
+
+/// The connection's shared `_meta` is taken by the transport and spliced
+/// into each body: the server sees it merged with the request's own
+/// members (the shared ones win), and the request goes the modern way.
+#[tokio::test]
+async fn shared_meta_is_spliced_into_the_body_and_makes_the_request_modern() {
+    let server =
+        TestServer::start(|seen| async move { result(&seen, json!({"content": []})) }).await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    assert!(transport.takes_shared_meta());
+    let shared = SharedMeta::new(modern_meta().as_object().unwrap().clone());
+
+    let call = Request::new(
+        1,
+        "tools/call",
+        Some(json!({
+            "name": "echo",
+            "arguments": {"text": "hi"},
+            "_meta": {
+                "progressToken": 7,
+                "io.modelcontextprotocol/protocolVersion": "2025-11-25"
+            }
+        })),
+    );
+    let options = RequestOptions::new().shared_meta(shared.clone());
+    transport.request(call, options).await.unwrap();
+    let ping = Request::new(2, "ping", None);
+    transport
+        .request(ping, RequestOptions::new().shared_meta(shared.clone()))
+        .await
+        .unwrap();
+
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2);
+    let mut expected = modern_meta();
+    expected["progressToken"] = json!(7);
+    assert_eq!(seen[0].json()["params"]["_meta"], expected);
+    assert_eq!(seen[0].json()["params"]["arguments"], json!({"text": "hi"}));
+    assert_eq!(seen[0].header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(seen[0].header("mcp-method"), Some("tools/call"));
+    assert_eq!(seen[0].header("mcp-name"), Some("echo"));
+    assert_eq!(
+        seen[1].json(),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"_meta": modern_meta()}})
+    );
+    assert_eq!(seen[1].header("mcp-protocol-version"), Some("2026-07-28"));
     transport.close().await;
 }
 
