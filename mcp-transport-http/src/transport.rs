@@ -935,15 +935,17 @@ impl Shared {
         let legacy = modern_version_of(request.meta(), shared.as_ref()).is_none();
         if self.old_endpoint().is_some() {
             // HTTP+SSE: the answer comes on the GET stream.
+            let merged;
             let message = match &shared {
                 Some(s) => {
                     let mut request = request.clone();
                     request.params = s.merge_into(request.params.take());
-                    Message::Request(request)
+                    merged = Message::Request(request);
+                    &merged
                 }
-                None => message.clone(),
+                None => &message,
             };
-            let posted = self.post_old(&message, &extra, Some(taken)).await;
+            let posted = self.post_old(message, &extra, Some(taken)).await;
             let _ = head.send(());
             if let Err(e) = posted {
                 self.engine.fail_request(&id, e);

@@ -297,8 +297,8 @@ pub fn allocations() -> u64 {
 }
 
 /// The allocations counted so far by size, as (lowest size of the power
-/// of two, count): large blocks skip glibc's per-thread cache, so where
-/// they come from matters more than their number.
+/// of two, count): a size names what a block is (a JSON object's map
+/// node is about 630 bytes) where a count alone does not.
 pub fn allocations_by_size() -> Vec<(usize, u64)> {
     (0..40)
         .map(|k| (1usize << k, BY_SIZE[k].load(Ordering::Relaxed) as u64))
