@@ -122,9 +122,10 @@ impl Settings {
             quick,
             calls: 2000,
             warmup: 200,
-            // Rounds of 10,000 calls (some 100 ms): shorter ones were at the
-            // mercy of a virtual machine's stolen milliseconds.
-            throughput_calls: 100_000,
+            // 40 rounds of 5,000 calls (some 50 ms): much shorter ones are
+            // at the mercy of a virtual machine's stolen milliseconds, and
+            // fewer rounds give a median that moves more from run to run.
+            throughput_calls: 200_000,
             throughput_time: Duration::from_secs(20),
             callers: vec![1, 16, 64, 256],
             http_calls: 10_000,

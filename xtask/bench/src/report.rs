@@ -696,12 +696,14 @@ impl Report {
                 writeln!(
                     s,
                     "\n## Throughput over stdio: concurrent callers on one connection\n\n\
-                     Each case: up to {} calls or {:.0?}, whichever ends first, in 10 rounds \
+                     Each case: up to {} calls or {:.0?}, whichever ends first, in {} rounds \
                      taking turns. Each caller is a task calling `echo` in a loop; the limit \
                      keeps as many requests in flight as there are callers, writing all that \
                      may go in one write and reading answers in order. Higher calls/s is \
                      better; latency is per call under that load.\n",
-                    settings.throughput_calls, settings.throughput_time
+                    settings.throughput_calls,
+                    settings.throughput_time,
+                    crate::cases::THROUGHPUT_ROUNDS
                 )?;
             } else {
                 writeln!(
