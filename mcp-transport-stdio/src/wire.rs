@@ -15,6 +15,9 @@ use crate::codec::{Frame, LineDecoder};
 
 /// How much of a noisy line goes into the log and the event.
 const NOISE_SHOWN: usize = 200;
+/// The longest answer line handed to its caller as text, to parse on the
+/// caller's task; a longer one is parsed by the reader.
+const TEXT_ANSWER_MAX: usize = 8 * 1024;
 /// The writer gathers queued messages into one write up to this size.
 const WRITE_BATCH: usize = 64 * 1024;
 
@@ -63,8 +66,12 @@ fn handle_line(engine: &Engine, line: &[u8]) {
     if line.iter().all(u8::is_ascii_whitespace) {
         return;
     }
-    // The commonest line, a success answer, goes to its caller unparsed.
-    if let Some((id, result)) = answer_text(line) {
+    // The commonest line, a small success answer, goes to its caller
+    // unparsed. A large one is parsed here, once: handing it on as text
+    // would cost a pass to find where it ends and a copy of it.
+    if line.len() <= TEXT_ANSWER_MAX
+        && let Some((id, result)) = answer_text(line)
+    {
         return engine.receive_result(&id, result);
     }
     // The JSON parser checks UTF-8 itself (invalid bytes make the line

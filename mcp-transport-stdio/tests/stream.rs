@@ -123,6 +123,39 @@ async fn bad_lines_cost_only_themselves() {
     assert!(t.is_alive());
 }
 
+/// A small answer is handed to its caller as text and a large one is
+/// parsed by the reader; the caller cannot tell which.
+#[tokio::test(start_paused = true)]
+async fn small_and_large_answers_arrive_alike() {
+    let (t, _events, mut peer) = setup(1 << 20, 1 << 20);
+    let small = t.request(Request::new(1, "a", None), RequestOptions::new());
+    let large = t.request(Request::new(2, "b", None), RequestOptions::new());
+    for _ in 0..2 {
+        peer.read().await;
+    }
+    let text = "é\"x".repeat(10_000);
+    peer.answer(
+        &json!(1),
+        json!({"content": [{"type": "text", "text": "hi"}]}),
+    )
+    .await;
+    peer.answer(
+        &json!(2),
+        json!({"content": [{"type": "text", "text": text}]}),
+    )
+    .await;
+    let small = small.await.unwrap();
+    let large = large.await.unwrap();
+    assert_eq!(small["content"][0]["text"], "hi");
+    assert_eq!(large["content"][0]["text"], text.as_str());
+    for result in [small, large] {
+        assert_eq!(
+            result["resultType"], "complete",
+            "legacy results are normalized"
+        );
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_stream_ending_fails_pending_requests() {
     let (t, _events, mut peer) = setup(1 << 20, 1 << 16);
