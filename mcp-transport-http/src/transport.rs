@@ -78,6 +78,10 @@ enum Read {
     Failed(TransportError),
 }
 
+/// How long a request's SSE stream is read on after its answer, for the
+/// server to end it (see [`finish_stream`]).
+const FINISH_WAIT: Duration = Duration::from_millis(250);
+
 /// How long a notification waits for the response heads of the requests
 /// that left before it (all of them together).
 const ORDER_GRACE: Duration = Duration::from_millis(25);
@@ -1236,8 +1240,9 @@ impl Shared {
         }
     }
 
-    /// Reads a request's events until its answer (and on, when `keep`,
-    /// until the server ends the stream), noting the event id and `retry:`
+    /// Reads a request's events until its answer, and on: when `keep`,
+    /// until the server ends the stream; otherwise for a moment, for the
+    /// stream's end ([`finish_stream`]). Notes the event id and `retry:`
     /// for resumption.
     async fn read_events(
         &self,
@@ -1277,8 +1282,11 @@ impl Shared {
                         continue;
                     };
                     cursor.delivered = true;
-                    if self.deliver(data.as_bytes(), id, initialize, keep) {
+                    // Read on after the answer either way (see below), so
+                    // the caller's going must not close the stream.
+                    if self.deliver(data.as_bytes(), id, initialize, true) {
                         if !keep {
+                            finish_stream(&mut events).await;
                             return Read::Answered;
                         }
                         answered = true;
@@ -1718,6 +1726,27 @@ async fn next_within(
                 }
             }
         }
+    }
+}
+
+/// Reads what is left of a stream whose answer came, for at most
+/// [`FINISH_WAIT`]: the server ends it right after the answer, and a
+/// response read to its end lets the HTTP client keep the connection for
+/// the next request (one dropped before its end is closed, and the next
+/// request pays for a new connection, TLS included). What comes after the
+/// answer is no one's any more and is skipped.
+async fn finish_stream(events: &mut sse_stream::SseStream<sse::Bounded>) {
+    let rest = async {
+        let mut skipped = 0usize;
+        while let Some(Ok(_)) = events.next().await {
+            skipped += 1;
+        }
+        skipped
+    };
+    match tokio::time::timeout(FINISH_WAIT, rest).await {
+        Ok(0) => {}
+        Ok(skipped) => tracing::debug!(skipped, "skipped events after the answer"),
+        Err(_) => tracing::debug!("the stream stayed open after the answer; it is closed"),
     }
 }
 

@@ -211,6 +211,46 @@ async fn an_sse_answer_routes_its_notifications_then_resolves() {
     transport.close().await;
 }
 
+/// A modern SSE answer's stream is read to its end, so its connection goes
+/// back to the pool: requests one after another share one connection
+/// rather than each opening (and, over TLS, shaking hands on) its own.
+#[tokio::test]
+async fn sse_answers_leave_their_connection_for_the_next_request() {
+    let server = TestServer::start(|seen| async move {
+        let id = seen.json()["id"].clone();
+        let (tx, response) = sse();
+        tokio::spawn(async move {
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+            let _ = tx.send(event(&answer)).await;
+            // The stream ends a moment after the answer.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        });
+        response
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    for id in 1..=3 {
+        let request = modern(id, "tools/call", json!({"name": "t", "arguments": {}}));
+        let value = transport
+            .request(
+                request,
+                RequestOptions::new().timeout(Duration::from_secs(5)),
+            )
+            .await
+            .unwrap();
+        assert_eq!(value["resultType"], "complete");
+        // Time for the stream's end to reach the client.
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    let connections = server
+        .connections
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(connections, 1, "each answer's connection is used again");
+    transport.close().await;
+}
+
 #[tokio::test]
 async fn notifications_are_posted_in_order_and_answered_202() {
     let server = TestServer::start(|seen| async move {

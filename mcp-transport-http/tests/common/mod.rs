@@ -5,6 +5,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -49,6 +50,8 @@ pub type Handler = Arc<dyn Fn(Seen) -> BoxFuture<'static, Response<Body>> + Send
 pub struct TestServer {
     pub addr: SocketAddr,
     pub seen: Arc<Mutex<Vec<Seen>>>,
+    /// The connections accepted so far.
+    pub connections: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -69,11 +72,14 @@ impl TestServer {
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let record = seen.clone();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let accepted = connections.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
+                accepted.fetch_add(1, Ordering::Relaxed);
                 // Small SSE chunks must not wait for the client's delayed ACK.
                 let _ = stream.set_nodelay(true);
                 let handler = handler.clone();
@@ -108,7 +114,12 @@ impl TestServer {
                 });
             }
         });
-        TestServer { addr, seen, task }
+        TestServer {
+            addr,
+            seen,
+            connections,
+            task,
+        }
     }
 
     pub fn url(&self) -> String {
