@@ -728,8 +728,7 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
         if !picked(&name) {
             continue;
         }
-        let (before, server_before) = (cpu_time(), children_cpu_time());
-        let (writes, reads, switches) = (syscalls("syscw"), syscalls("syscr"), switches());
+        let before = Usage::now();
         crate::memory::count_allocations(true);
         let allocations = crate::memory::allocations();
         let sizes = crate::memory::allocations_by_size();
@@ -744,23 +743,21 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
                 format!("{size}: {:.2}", (after - before) as f64 / load.calls as f64)
             })
             .collect();
-        let cpu = cpu_time() - before;
-        let server = children_cpu_time() - server_before;
-        let per_call = |n: u64| n as f64 / load.calls as f64;
+        let spent = before.per_call_since(&load);
         // Sockets are written with `send` and read with `recv`, which
         // `/proc/self/io` does not count: over HTTP these two say little.
         eprintln!(
             "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s); \
              per call: {:.2} writes, {:.2} reads, {:.2} context switches, \
              {:.1} allocations (the bench's own included; by size from: {})",
-            cpu.as_secs_f64() * 1e6 / load.calls as f64,
-            server.as_secs_f64() * 1e6 / load.calls as f64,
+            spent.cpu_micros,
+            spent.server_micros,
             load.calls,
-            load.calls as f64 / load.elapsed.as_secs_f64(),
-            per_call(syscalls("syscw") - writes),
-            per_call(syscalls("syscr") - reads),
-            per_call(self::switches() - switches),
-            per_call(allocations),
+            spent.rate,
+            spent.writes,
+            spent.reads,
+            spent.switches,
+            allocations as f64 / load.calls as f64,
             sizes.join(", "),
         );
     }
@@ -783,22 +780,19 @@ async fn limit_cpu(settings: &Settings, wire: &Wire, era: Era) -> Result {
             continue;
         }
         let lines = template.lines(1_000_000, CPU_CALLS, "hello");
-        let (before, server_before) = (cpu_time(), children_cpu_time());
-        let (writes, reads, switches) = (syscalls("syscw"), syscalls("syscr"), switches());
+        let before = Usage::now();
         let load = pipelined(&mut bare, window, &lines).await?;
-        let (cpu, server) = (cpu_time() - before, children_cpu_time() - server_before);
-        let us = |d: Duration| d.as_secs_f64() * 1e6 / load.calls as f64;
-        let per_call = |n: u64| n as f64 / load.calls as f64;
+        let spent = before.per_call_since(&load);
         eprintln!(
             "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s); \
              per call: {:.2} writes, {:.2} reads, {:.2} context switches",
-            us(cpu),
-            us(server),
+            spent.cpu_micros,
+            spent.server_micros,
             load.calls,
-            load.calls as f64 / load.elapsed.as_secs_f64(),
-            per_call(syscalls("syscw") - writes),
-            per_call(syscalls("syscr") - reads),
-            per_call(self::switches() - switches),
+            spent.rate,
+            spent.writes,
+            spent.reads,
+            spent.switches,
         );
     }
     bare.close().await
@@ -880,42 +874,85 @@ fn cpu_time() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
+/// What this process and its servers had spent at one moment: CPU time,
+/// write and read system calls, context switches. The `cpu` row and the
+/// round trace both report the difference over a load, per call.
+#[derive(Clone, Copy)]
+struct Usage {
+    cpu: Duration,
+    servers: Duration,
+    writes: u64,
+    reads: u64,
+    switches: u64,
+}
+
+/// [`Usage`] spent over a load, per call, and the load's rate.
+struct PerCall {
+    cpu_micros: f64,
+    server_micros: f64,
+    writes: f64,
+    reads: f64,
+    switches: f64,
+    /// Calls per second.
+    rate: f64,
+}
+
+impl Usage {
+    fn now() -> Self {
+        Usage {
+            cpu: cpu_time(),
+            servers: children_cpu_time(),
+            writes: syscalls("syscw"),
+            reads: syscalls("syscr"),
+            switches: switches(),
+        }
+    }
+
+    /// What was spent since `self`, per call of `load`.
+    fn per_call_since(self, load: &Load) -> PerCall {
+        let now = Usage::now();
+        let calls = load.calls.max(1) as f64;
+        let micros = |after: Duration, before: Duration| {
+            after.saturating_sub(before).as_secs_f64() * 1e6 / calls
+        };
+        let count = |after: u64, before: u64| after.saturating_sub(before) as f64 / calls;
+        PerCall {
+            cpu_micros: micros(now.cpu, self.cpu),
+            server_micros: micros(now.servers, self.servers),
+            writes: count(now.writes, self.writes),
+            reads: count(now.reads, self.reads),
+            switches: count(now.switches, self.switches),
+            rate: load.calls as f64 / load.elapsed.as_secs_f64().max(1e-9),
+        }
+    }
+}
+
 /// A profiling aid for the stdio throughput rows: with `MCP_BENCH_TRACE`
 /// set, each round prints its contender's rate and, per call, the CPU time
 /// of this process and of the servers, context switches, and write and
 /// read system calls. A row's spread shows here round by round.
-struct RoundTrace(Option<(Duration, Duration, u64, u64, u64)>);
+struct RoundTrace(Option<Usage>);
 
 impl RoundTrace {
     fn start() -> Self {
-        RoundTrace(std::env::var_os("MCP_BENCH_TRACE").map(|_| {
-            (
-                cpu_time(),
-                children_cpu_time(),
-                switches(),
-                syscalls("syscw"),
-                syscalls("syscr"),
-            )
-        }))
+        RoundTrace(std::env::var_os("MCP_BENCH_TRACE").map(|_| Usage::now()))
     }
 
     fn print(self, who: Who, load: &Load) {
-        let Some((cpu, servers, switched, writes, reads)) = self.0 else {
+        let Some(before) = self.0 else {
             return;
         };
-        let calls = load.calls.max(1) as f64;
-        let micros = |d: Duration| d.as_secs_f64() * 1e6 / calls;
-        let per_call = |after: u64, before: u64| after.saturating_sub(before) as f64 / calls;
+        let spent = before.per_call_since(load);
         eprintln!(
             "round {:<5} {:>7.0} calls/s; per call: {:.2} µs, server {:.2} µs, \
              {:.2} context switches, {:.2} writes, {:.2} reads",
             who.name(),
-            calls / load.elapsed.as_secs_f64().max(1e-9),
-            micros(cpu_time().saturating_sub(cpu)),
-            micros(children_cpu_time().saturating_sub(servers)),
-            per_call(switches(), switched),
-            per_call(syscalls("syscw"), writes),
-            per_call(syscalls("syscr"), reads),
+            spent.rate,
+            spent.cpu_micros,
+            spent.server_micros,
+            spent.switches,
+            spent.writes,
+            spent.reads,
         );
     }
 }
