@@ -21,8 +21,8 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 /// (or nothing, for `DELETE`), in one data frame.
 ///
 /// It tells the transport when the service has taken its bytes (or
-/// dropped it), which is how messages leave in queue order without the
-/// transport waiting for answers.
+/// dropped it), which is how a notification leaves after the requests
+/// before it without the transport waiting for their answers.
 ///
 /// ```
 /// use http_body_util::BodyExt;

@@ -293,10 +293,15 @@ struct Pending {
 ///   3 times, and a resumption that ends with nothing fails the request. `close` ends the
 ///   session with `DELETE`, bounded by the close timeout.
 ///
-/// Messages leave in queue order: the next waits until the previous
-/// POST's body was taken by the HTTP client and, briefly (25 ms at most),
-/// for its response head; a notification's POST is answered (202) before
-/// the next message leaves.
+/// Messages are taken from the queue in order, and each request's headers
+/// (its session above all) are those of its place in the queue. A request
+/// does not wait for the requests before it: each is a POST of its own, on
+/// a pooled connection of its own, so concurrent requests may reach the
+/// server in any order (as a server may handle them in any order). A
+/// notification waits until the HTTP client took the bodies of the
+/// requests before it and, briefly (25 ms at most), for their response
+/// heads; a notification's POST is answered (202) before the next message
+/// leaves.
 ///
 /// Every POST accepts JSON and SSE answers; a request's SSE stream carries
 /// its notifications (routed by the engine to the request's listener, or
@@ -569,22 +574,26 @@ async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiver) {
     }
 }
 
-/// A request's exchange, as far as the order of later messages cares (its
-/// bytes are already on their way).
+/// A request's exchange, as far as the order of later messages cares.
 struct Started {
-    /// Ends once its response head came (or it ended).
+    /// Ends once the HTTP client took its body (or the exchange ended).
+    taken: oneshot::Receiver<()>,
+    /// Ends once its response head came (or the exchange ended).
     head: oneshot::Receiver<()>,
 }
 
 /// The requests started whose response head has not come yet, oldest
 /// first.
 ///
-/// A request waits for nothing but the bytes of the one before it to
-/// leave: each is a POST of its own, on a pooled connection of its own,
-/// and its answer never depends on another's (only `initialize`'s session
-/// id does, which `start_request` waits for), so waiting for the heads of
-/// earlier requests would only serialise concurrent calls. A notification
-/// is different: one sent after requests (`notifications/cancelled` above
+/// A request waits for nothing before it: each is a POST of its own, on a
+/// pooled connection of its own, and its answer never depends on another's
+/// (only `initialize`'s session id does, which `start_request` waits for).
+/// Waiting even for the bytes of the one before would put a hand-off
+/// between tasks (the exchange's, then the connection's) between every two
+/// requests, one after the other, which bounds the throughput of
+/// concurrent calls; and a server handles the POSTs of separate
+/// connections in whatever order it likes anyway. A notification is
+/// different: one sent after requests (`notifications/cancelled` above
 /// all) is about them, and should not reach the server before them.
 #[derive(Default)]
 struct InFlight(Vec<Started>);
@@ -598,16 +607,21 @@ impl InFlight {
         self.0.push(started);
     }
 
-    /// Waits a moment ([`ORDER_GRACE`], for them all) for the response
-    /// heads of the requests in flight: servers that stream send their
-    /// head at once, so the notification reaches them after the requests;
-    /// a slow JSON server costs the notification at most this. Forgets
-    /// them after: later messages do not wait again.
+    /// Waits until the HTTP client took the bodies of the requests in
+    /// flight (a new connection's handshake included), then a moment
+    /// ([`ORDER_GRACE`], for them all) for their response heads: servers
+    /// that stream send their head at once, so the notification reaches
+    /// them after the requests; a slow JSON server costs the notification
+    /// at most this. Forgets them after: later messages do not wait again.
     async fn settle(&mut self) {
         if self.0.is_empty() {
             return;
         }
-        let heads = std::mem::take(&mut self.0).into_iter().map(|s| s.head);
+        let (taken, heads): (Vec<_>, Vec<_>) = std::mem::take(&mut self.0)
+            .into_iter()
+            .map(|s| (s.taken, s.head))
+            .unzip();
+        futures::future::join_all(taken).await;
         let _ = tokio::time::timeout(ORDER_GRACE, futures::future::join_all(heads)).await;
     }
 }
@@ -908,18 +922,19 @@ impl Shared {
             }
             .instrument(span),
         );
-        // The next message leaves once this one's bytes are on their way
-        // (or the exchange ended), so that messages leave in queue order;
-        // it does not wait for the answer. Both waits end early if the
-        // exchange is dropped.
-        let _ = taken_rx.await;
+        // The next request does not wait for this one: see `InFlight`.
+        // Both waits end early if the exchange is dropped.
         if initialize {
             // Nothing leaves before `initialize`'s response head: it
             // carries the session id.
+            let _ = taken_rx.await;
             let _ = head_rx.await;
             return None;
         }
-        Some(Started { head: head_rx })
+        Some(Started {
+            taken: taken_rx,
+            head: head_rx,
+        })
     }
 
     async fn exchange(

@@ -1,6 +1,7 @@
-//! Concurrent requests against a real loopback socket: each is a POST of
-//! its own and none waits for another's answer, while a notification sent
-//! after requests (a cancel above all) still reaches the server after them.
+//! Concurrent requests: each is a POST of its own and none waits for
+//! another's answer or even its bytes, while a notification sent after
+//! requests (a cancel above all) still reaches the server after them. A
+//! real loopback socket, and an HTTP client that holds a body unread.
 
 mod common;
 
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::{Seen, TestServer, result, status};
 use mcp_protocol::{Notification, Request};
 use mcp_transport::{CancellationToken, ConnectionHandlers, RequestOptions, Transport};
-use mcp_transport_http::{HttpTransport, HttpTransportBuilder};
+use mcp_transport_http::{HttpService, HttpTransport, HttpTransportBuilder, RequestBody};
 use serde_json::json;
 
 /// How long the server holds a slow request's response head.
@@ -148,5 +149,131 @@ async fn a_cancel_reaches_the_server_after_the_request_it_names() {
     assert_eq!(seen[cancelled].json()["params"]["requestId"], 1);
     let request = position(&seen, |b| b["id"] == 1).expect("the request");
     assert!(request < cancelled, "the cancel overtook its request");
+    transport.close().await;
+}
+
+/// What the [`holding_service`] saw, in order: `post N` when the POST of
+/// the message with id N (`post -` for a notification) reached it, `taken
+/// N` when it read that body.
+type Log = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// An HTTP client whose first POST's body stays unread until `release`
+/// is notified: what a request on a connection still being opened looks
+/// like to the transport. Every request is answered with an empty result,
+/// every notification with 202.
+fn holding_service(log: Log, release: std::sync::Arc<tokio::sync::Notify>) -> HttpService {
+    use http_body_util::{BodyExt, Full};
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    HttpService::new(tower::service_fn(move |req: http::Request<RequestBody>| {
+        let (log, release, calls) = (log.clone(), release.clone(), calls.clone());
+        async move {
+            let first = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+            log.lock().unwrap().push("post".into());
+            if first {
+                release.notified().await;
+            }
+            let body = req.into_body().collect().await?.to_bytes();
+            let message: serde_json::Value = serde_json::from_slice(&body)?;
+            let id = message.get("id").map_or("-".into(), |id| id.to_string());
+            {
+                let mut log = log.lock().unwrap();
+                // Named once the body is read: the POST's line is the last
+                // unnamed one.
+                if let Some(line) = log.iter_mut().rev().find(|l| *l == "post") {
+                    *line = format!("post {id}");
+                }
+                log.push(format!("taken {id}"));
+            }
+            let response = match message.get("id") {
+                Some(id) => http::Response::builder()
+                    .header("content-type", "application/json")
+                    .body(
+                        Full::new(bytes::Bytes::from(
+                            json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string(),
+                        ))
+                        .map_err(|never| match never {})
+                        .boxed(),
+                    ),
+                None => http::Response::builder().status(202).body(
+                    Full::new(bytes::Bytes::new())
+                        .map_err(|never| match never {})
+                        .boxed(),
+                ),
+            };
+            Ok::<_, mcp_transport_http::BoxError>(response?)
+        }
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_does_not_wait_for_the_bytes_of_the_one_before_it() {
+    let log = Log::default();
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let transport = HttpTransportBuilder::new("http://127.0.0.1:9/mcp")
+        .service(holding_service(log.clone(), release.clone()))
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    // Whichever POST reaches the client first stays unread; the other is
+    // answered meanwhile.
+    let both =
+        [1, 2].map(|id| tokio::spawn(transport.request(call(id, "a"), RequestOptions::new())));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while log.lock().unwrap().len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "a request waited for the bytes of the one before it: {:?}",
+            log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    release.notify_one();
+    for answer in both {
+        answer.await.unwrap().unwrap();
+    }
+    let log = log.lock().unwrap().clone();
+    let held = log[0].strip_prefix("post ").unwrap().to_owned();
+    let other = if held == "1" { "2" } else { "1" };
+    assert_eq!(
+        log,
+        [
+            format!("post {held}"),
+            format!("post {other}"),
+            format!("taken {other}"),
+            format!("taken {held}")
+        ]
+    );
+    transport.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_waits_for_the_bytes_of_the_requests_before_it() {
+    let log = Log::default();
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let transport = HttpTransportBuilder::new("http://127.0.0.1:9/mcp")
+        .service(holding_service(log.clone(), release.clone()))
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let first = tokio::spawn(transport.request(call(1, "held"), RequestOptions::new()));
+    transport
+        .notify(Notification::new("notifications/roots/list_changed", None))
+        .unwrap();
+    // Longer than the grace a notification gives response heads.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["post"],
+        "the notification left before the request's body was taken"
+    );
+    release.notify_one();
+    first.await.unwrap().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while log.lock().unwrap().len() < 4 {
+        assert!(Instant::now() < deadline, "the notification never left");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["post 1", "taken 1", "post -", "taken -"]
+    );
     transport.close().await;
 }

@@ -712,6 +712,43 @@ pub async fn cpu_per_call(settings: &Settings, wire: &Wire) -> Result {
         .await?;
         cpu_of(settings, &format!("HTTP (JSON answers), {era:?}"), &conn).await?;
         conn.close().await?;
+        limit_http_cpu(wire, era, &server.url).await?;
+    }
+    Ok(())
+}
+
+/// The limit's CPU per call over HTTP (the bare hyper client, and the
+/// server serving it), at 1, 16 and 64 callers.
+async fn limit_http_cpu(wire: &Wire, era: Era, url: &str) -> Result {
+    let bare = std::sync::Arc::new(crate::http::BareHttp::connect(url, wire, era).await?);
+    for callers in [1, 16, 64] {
+        let name = format!("HTTP (JSON answers), {era:?}, {callers} callers, limit");
+        if !picked(&name) {
+            continue;
+        }
+        let bodies = std::sync::Arc::new(crate::http::bodies(
+            &wire.era(era).call,
+            1_000_000 + callers as u64 * CPU_CALLS as u64,
+            CPU_CALLS,
+        ));
+        let before = Usage::now();
+        crate::memory::count_allocations(true);
+        let allocations = crate::memory::allocations();
+        let load =
+            crate::http::bare_concurrent(&bare, callers, bodies, Duration::from_secs(60)).await?;
+        crate::memory::count_allocations(false);
+        let allocations = crate::memory::allocations() - allocations;
+        let spent = before.per_call_since(&load);
+        eprintln!(
+            "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s); \
+             per call: {:.2} context switches, {:.1} allocations",
+            spent.cpu_micros,
+            spent.server_micros,
+            load.calls,
+            spent.rate,
+            spent.switches,
+            allocations as f64 / load.calls as f64,
+        );
     }
     Ok(())
 }

@@ -186,7 +186,7 @@ impl BareHttp {
 }
 
 /// Bodies for the limit: the captured call, ids from `first`.
-fn bodies(template: &Template, first: u64, count: usize) -> Vec<Bytes> {
+pub(crate) fn bodies(template: &Template, first: u64, count: usize) -> Vec<Bytes> {
     template
         .lines(first, count, "hello")
         .into_iter()
@@ -199,7 +199,7 @@ fn bodies(template: &Template, first: u64, count: usize) -> Vec<Bytes> {
 
 /// `callers` tasks posting the pre-rendered bodies until they or the time
 /// run out.
-async fn bare_concurrent(
+pub(crate) async fn bare_concurrent(
     bare: &Arc<BareHttp>,
     callers: usize,
     bodies: Arc<Vec<Bytes>>,
