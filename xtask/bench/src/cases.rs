@@ -732,6 +732,7 @@ async fn limit_http_cpu(wire: &Wire, era: Era, url: &str) -> Result {
             CPU_CALLS,
         ));
         let before = Usage::now();
+        let opened = tcp_active_opens();
         crate::memory::count_allocations(true);
         let allocations = crate::memory::allocations();
         let load =
@@ -739,8 +740,10 @@ async fn limit_http_cpu(wire: &Wire, era: Era, url: &str) -> Result {
         crate::memory::count_allocations(false);
         let allocations = crate::memory::allocations() - allocations;
         let spent = before.per_call_since(&load);
+        let opened = tcp_active_opens() - opened;
         eprintln!(
-            "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s); \
+            "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s, \
+             {opened} TCP connections opened); \
              per call: {:.2} context switches, {:.1} allocations",
             spent.cpu_micros,
             spent.server_micros,
@@ -766,6 +769,7 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
             continue;
         }
         let before = Usage::now();
+        let opened = tcp_active_opens();
         crate::memory::count_allocations(true);
         let allocations = crate::memory::allocations();
         let sizes = crate::memory::allocations_by_size();
@@ -781,10 +785,12 @@ async fn cpu_of(settings: &Settings, label: &str, conn: &Conn) -> Result {
             })
             .collect();
         let spent = before.per_call_since(&load);
+        let opened = tcp_active_opens() - opened;
         // Sockets are written with `send` and read with `recv`, which
         // `/proc/self/io` does not count: over HTTP these two say little.
         eprintln!(
-            "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s); \
+            "cpu per call, {name}: {:.2} µs, server {:.2} µs ({} calls, {:.0} calls/s, \
+             {opened} TCP connections opened); \
              per call: {:.2} writes, {:.2} reads, {:.2} context switches, \
              {:.1} allocations (the bench's own included; by size from: {})",
             spent.cpu_micros,
@@ -885,6 +891,24 @@ fn syscalls(field: &str) -> u64 {
             io.lines()
                 .find_map(|l| l.strip_prefix(field)?.strip_prefix(": ")?.parse().ok())
         })
+        .unwrap_or(0)
+}
+
+/// TCP connections opened on this machine so far (`ActiveOpens` in
+/// `/proc/net/snmp`; 0 where there is none).
+fn tcp_active_opens() -> u64 {
+    let Ok(snmp) = std::fs::read_to_string("/proc/net/snmp") else {
+        return 0;
+    };
+    let mut tcp = snmp.lines().filter(|l| l.starts_with("Tcp:"));
+    let (Some(names), Some(values)) = (tcp.next(), tcp.next()) else {
+        return 0;
+    };
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(n, _)| *n == "ActiveOpens")
+        .and_then(|(_, v)| v.parse().ok())
         .unwrap_or(0)
 }
 
