@@ -187,6 +187,11 @@ impl Transport for RecordingTransport {
     fn answers_every_request(&self) -> bool {
         self.inner.answers_every_request()
     }
+
+    // `takes_shared_meta` stays false, not the inner transport's: the
+    // recording shows each request as it goes on the wire, with the shared
+    // `_meta` members in its params, which the client merges in itself
+    // when the transport does not take them.
 }
 
 impl std::fmt::Debug for RecordingTransport {

@@ -1,0 +1,159 @@
+//! The 2024-11-05 HTTP+SSE transport, a fallback for a server that refuses
+//! a legacy `initialize` POST: a GET stream whose `endpoint` event names
+//! where to POST.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http::header::ACCEPT;
+use http::{HeaderValue, Method, Uri};
+use mcp_protocol::{Inbound, Message, ProtocolVersion, Request};
+use mcp_transport::TransportError;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::sse;
+use crate::url::{Origin, resolve};
+
+use super::Shared;
+use super::answer::content_type;
+
+/// How long the HTTP+SSE fallback waits for the `endpoint` event.
+const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
+
+impl Shared {
+    /// Where the server of the 2024-11-05 transport said to POST, once it
+    /// did (its `endpoint` event): the connection speaks that transport.
+    pub(super) fn old_endpoint(&self) -> Option<Uri> {
+        self.state().old_endpoint.clone()
+    }
+
+    /// POSTs a message to the HTTP+SSE endpoint; any 2xx takes it.
+    pub(super) async fn post_old(
+        &self,
+        message: &Message,
+        extra: &[(String, String)],
+        taken: Option<oneshot::Sender<()>>,
+    ) -> Result<(), TransportError> {
+        let endpoint = self
+            .old_endpoint()
+            .unwrap_or_else(|| self.config.url.clone());
+        let (headers, _) = self.message_headers(message, None, extra);
+        let body = Bytes::from(serde_json::to_vec(message).unwrap_or_default());
+        let response = self
+            .send_to(endpoint, Method::POST, &headers, body, taken)
+            .await?;
+        if response.status().is_success() {
+            Ok(())
+        } else {
+            Err(self.status_error(response, None).await)
+        }
+    }
+
+    /// The 2024-11-05 HTTP+SSE transport, after an `initialize` POST was
+    /// refused with 400/404/405 and no JSON-RPC body: GET the URL, expect
+    /// an `endpoint` event (a URL on the same origin) within
+    /// [`ENDPOINT_WAIT`], then POST every message there and read every
+    /// answer from the GET stream. `Err(None)`: the server offers no such
+    /// stream either, and the `initialize` error stands.
+    pub(super) async fn fallback_to_sse(
+        self: &Arc<Self>,
+        request: &Request,
+    ) -> Result<(), Option<TransportError>> {
+        let mut headers = self.config.headers.clone();
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        let response = self
+            .send(Method::GET, &headers, Bytes::new(), None)
+            .await
+            .map_err(|_| None)?;
+        let sse = content_type(response.headers()).as_deref() == Some("text/event-stream");
+        if !response.status().is_success() || !sse {
+            return Err(None);
+        }
+        let max = self.config.max_message_size;
+        let (mut events, _) = sse::events(response.into_body(), max);
+        let endpoint = tokio::time::timeout(ENDPOINT_WAIT, async {
+            while let Some(Ok(event)) = events.next().await {
+                if event.event.as_deref() == Some("endpoint") {
+                    return event.data;
+                }
+            }
+            None
+        })
+        .await;
+        let Ok(Some(location)) = endpoint else {
+            return Err(Some(TransportError::Http {
+                status: 200,
+                body: format!(
+                    "the server's event stream sent no endpoint event within {ENDPOINT_WAIT:?}"
+                ),
+            }));
+        };
+        let location = location.trim().to_owned();
+        let refuse = |reason: &str| {
+            Some(TransportError::RedirectRefused {
+                status: 200,
+                location: location.clone(),
+                reason: reason.to_owned(),
+            })
+        };
+        let Some(endpoint) = resolve(&self.config.url, &location) else {
+            return Err(refuse("the HTTP+SSE endpoint is not a valid URL"));
+        };
+        if Origin::of(&endpoint).as_ref() != Some(&self.config.origin) {
+            tracing::warn!(%location, "refused an HTTP+SSE endpoint on another origin");
+            return Err(refuse(
+                "the HTTP+SSE endpoint is on another origin, where nothing was sent",
+            ));
+        }
+        tracing::info!(%endpoint, "speaking the 2024-11-05 HTTP+SSE transport");
+        self.state().old_endpoint = Some(endpoint);
+        let engine = self.engine.clone();
+        let shared_state = Arc::downgrade(self);
+        let init_id = request.id.clone();
+        let shutdown = self.engine.shutdown_token();
+        tokio::spawn(async move {
+            let reading = async {
+                while let Some(event) = events.next().await {
+                    let Ok(event) = event else { break };
+                    if event.event.as_deref().is_some_and(|e| e != "message") {
+                        continue;
+                    }
+                    let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                        continue;
+                    };
+                    let inbound = match Inbound::parse(data.as_bytes()) {
+                        Ok(inbound) => inbound,
+                        Err(error) => {
+                            engine.receive_malformed(error);
+                            continue;
+                        }
+                    };
+                    for message in inbound.into_messages(|e| engine.receive_malformed(e)) {
+                        if let Message::Response(r) = &message
+                            && r.id == init_id
+                            && let Some(v) = r.result.get("protocolVersion").and_then(Value::as_str)
+                            && let Some(shared) = shared_state.upgrade()
+                        {
+                            shared.state().legacy_version = Some(ProtocolVersion::new(v));
+                        }
+                        engine.receive(message);
+                    }
+                }
+            };
+            tokio::select! {
+                _ = reading => {
+                    // The old transport has no resumption: a lost stream
+                    // is a lost session.
+                    engine.peer_gone(mcp_transport::GoneInfo::new("the HTTP+SSE event stream ended"));
+                }
+                _ = shutdown.cancelled_owned() => {}
+            }
+        });
+        self.post_old(&Message::Request(request.clone()), &[], None)
+            .await
+            .map_err(Some)
+    }
+}

@@ -1,0 +1,371 @@
+//! The writer: takes the queue's messages in order and starts each one's
+//! POST, keeping a notification behind the requests before it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method};
+use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_INITIALIZED};
+use mcp_protocol::{Message, Request};
+use mcp_transport::{Outbound, OutboundReceiver, SharedMeta, TransportError};
+use tokio::sync::oneshot;
+use tracing::Instrument;
+
+use super::{SESSION_ID_HEADER, Shared, modern_version_of};
+
+/// How long the message after `notifications/initialized` waits for the
+/// GET stream's response head.
+const GET_HEAD_WAIT: Duration = Duration::from_secs(1);
+
+/// How long a notification waits for the response heads of the requests
+/// that left before it (all of them together).
+const ORDER_GRACE: Duration = Duration::from_millis(25);
+
+/// Takes the queue's messages one at a time, in order: a request starts its
+/// exchange and the next message follows at once (see [`InFlight`]); any
+/// other message waits for the requests before it, then is posted and
+/// answered (202) before the next one is taken.
+pub(super) async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiver) {
+    let shutdown = shared.engine.shutdown_token();
+    let mut in_flight = InFlight::default();
+    loop {
+        let item = tokio::select! {
+            item = outbound.recv() => item,
+            _ = shutdown.cancelled() => None,
+        };
+        match item {
+            None => break,
+            Some(Outbound::Message(Message::Request(request))) => {
+                if request.method == INITIALIZE {
+                    // A new session: the requests before it are on the
+                    // wire first, under the session they carry.
+                    in_flight.taken().await;
+                }
+                if let Some(started) = shared.start_request(request).await {
+                    in_flight.push(started);
+                }
+            }
+            Some(Outbound::Message(message)) => {
+                let initialized = message.method() == Some(NOTIFICATION_INITIALIZED);
+                if matches!(message, Message::Notification(_)) {
+                    in_flight.settle().await;
+                }
+                shared.post_one_way(message).await;
+                if initialized
+                    && shared.config.get_stream
+                    && shared.is_legacy()
+                    && shared.old_endpoint().is_none()
+                {
+                    // Opened before any later request leaves, as servers
+                    // that time their resumption expect.
+                    let head = shared.open_get_stream();
+                    let _ = tokio::time::timeout(GET_HEAD_WAIT, head).await;
+                }
+            }
+            Some(Outbound::Cancel { id, reason }) => {
+                if let Some(cancelled) = shared.cancel(id, reason) {
+                    // Never ahead of the request it names.
+                    in_flight.settle().await;
+                    shared.post_one_way(cancelled).await;
+                }
+            }
+            Some(other) => {
+                let message = other.into_message();
+                if matches!(message, Message::Notification(_)) {
+                    in_flight.settle().await;
+                }
+                shared.post_one_way(message).await;
+            }
+        }
+    }
+}
+
+/// A request's exchange, as far as the order of later messages cares.
+struct Started {
+    /// Ends once the HTTP client took its body (or the exchange ended);
+    /// `None` once waited for.
+    taken: Option<oneshot::Receiver<()>>,
+    /// Ends once its response head came (or the exchange ended).
+    head: oneshot::Receiver<()>,
+}
+
+/// The requests started whose response head has not come yet, oldest
+/// first.
+///
+/// A request waits for nothing before it: each is a POST of its own, on a
+/// pooled connection of its own, and its answer never depends on another's
+/// (only `initialize`'s session id does, which `start_request` waits for).
+/// Waiting even for the bytes of the one before would put a hand-off
+/// between tasks (the exchange's, then the connection's) between every two
+/// requests, one after the other, which bounds the throughput of
+/// concurrent calls; and a server handles the POSTs of separate
+/// connections in whatever order it likes anyway. A notification is
+/// different: one sent after requests (`notifications/cancelled` above
+/// all) is about them, and should not reach the server before them.
+#[derive(Default)]
+struct InFlight(Vec<Started>);
+
+impl InFlight {
+    fn push(&mut self, started: Started) {
+        // Answered ones are dropped here, so that the list stays as long
+        // as the requests in flight, not as the connection's history.
+        self.0
+            .retain_mut(|s| matches!(s.head.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
+        self.0.push(started);
+    }
+
+    /// Waits until the HTTP client took the bodies of the requests in
+    /// flight (a new connection's handshake included), then a moment
+    /// ([`ORDER_GRACE`], for them all) for their response heads: servers
+    /// that stream send their head at once, so the notification reaches
+    /// them after the requests; a slow JSON server costs the notification
+    /// at most this. Forgets them after: later messages do not wait again.
+    async fn settle(&mut self) {
+        if self.0.is_empty() {
+            return;
+        }
+        self.taken().await;
+        let heads = std::mem::take(&mut self.0).into_iter().map(|s| s.head);
+        let _ = tokio::time::timeout(ORDER_GRACE, futures::future::join_all(heads)).await;
+    }
+
+    /// Waits until the HTTP client took the bodies of the requests in
+    /// flight (or their exchanges ended).
+    async fn taken(&mut self) {
+        for started in &mut self.0 {
+            if let Some(taken) = started.taken.take() {
+                let _ = taken.await;
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// Starts a request's exchange on a task of its own, and hands back
+    /// what a later notification waits for (see [`InFlight`]). For
+    /// `initialize`, waits for the response head instead, so the session
+    /// id is known before the next message leaves. `None` when nothing is
+    /// left to wait for.
+    async fn start_request(self: &Arc<Self>, request: Request) -> Option<Started> {
+        let id = request.id.clone();
+        let (headers, shared_meta, stream) = {
+            let mut state = self.state();
+            match state.requests.get_mut(&id) {
+                Some(p) => (
+                    std::mem::take(&mut p.headers),
+                    p.shared.take(),
+                    p.stream.clone(),
+                ),
+                // Given up between the queue and here.
+                None => return None,
+            }
+        };
+        let initialize = request.method == INITIALIZE;
+        let span = tracing::debug_span!("mcp_http_request", id = %id, method = %request.method);
+        // The headers are taken here, in queue order, not on the task: a
+        // session closed or replaced after this request was queued does
+        // not change what it carries.
+        let message = Message::Request(request);
+        let prepared = self.message_headers(&message, shared_meta.as_ref(), &headers);
+        // Read after the headers, so that an expiry another exchange saw
+        // meanwhile cannot send this one with no session at all. (A new
+        // session cannot open meanwhile: only this task starts one.)
+        let expired = self.state().expired;
+        if let (Some(status), false) = (expired, initialize) {
+            tracing::debug!("not sent: the session expired and no new one was opened yet");
+            self.engine
+                .fail_request(&id, TransportError::SessionExpired { status });
+            return None;
+        }
+        let (head_tx, head_rx) = oneshot::channel();
+        let (taken_tx, taken_rx) = oneshot::channel();
+        let shared = self.clone();
+        let shutdown = self.engine.shutdown_token();
+        let exchange = async move {
+            shared
+                .exchange(message, shared_meta, headers, prepared, head_tx, taken_tx)
+                .await;
+        };
+        let closed = stream.clone();
+        tokio::spawn(
+            async move {
+                tokio::select! {
+                    _ = exchange => {}
+                    _ = closed.cancelled_owned() => tracing::debug!("the request's stream was closed"),
+                    _ = shutdown.cancelled_owned() => {}
+                }
+            }
+            .instrument(span),
+        );
+        // The next request does not wait for this one: see `InFlight`.
+        // Both waits end early if the exchange is dropped.
+        if initialize {
+            // Nothing leaves before `initialize`'s response head: it
+            // carries the session id.
+            let _ = taken_rx.await;
+            let _ = head_rx.await;
+            return None;
+        }
+        Some(Started {
+            taken: Some(taken_rx),
+            head: head_rx,
+        })
+    }
+
+    /// One request's POST and its answer, on the task `start_request`
+    /// spawned: over the 2024-11-05 endpoint when the connection speaks
+    /// that transport, and falling back to it when a legacy `initialize`
+    /// is refused.
+    async fn exchange(
+        self: &Arc<Self>,
+        message: Message,
+        shared: Option<SharedMeta>,
+        extra: Vec<(String, String)>,
+        (headers, sent_under): (HeaderMap, Option<u64>),
+        head: oneshot::Sender<()>,
+        taken: oneshot::Sender<()>,
+    ) {
+        let Message::Request(request) = &message else {
+            return;
+        };
+        let id = request.id.clone();
+        let initialize = request.method == INITIALIZE;
+        let legacy = modern_version_of(request.meta(), shared.as_ref()).is_none();
+        if self.old_endpoint().is_some() {
+            // HTTP+SSE: the answer comes on the GET stream.
+            let merged;
+            let message = match &shared {
+                Some(s) => {
+                    let mut request = request.clone();
+                    request.params = s.merge_into(request.params.take());
+                    merged = Message::Request(request);
+                    &merged
+                }
+                None => &message,
+            };
+            let posted = self.post_old(message, &extra, Some(taken)).await;
+            let _ = head.send(());
+            if let Err(e) = posted {
+                self.engine.fail_request(&id, e);
+            }
+            return;
+        }
+        if let Some(epoch) = sent_under {
+            // The session this request carries ended after it was queued
+            // (another request met its expiry, and maybe a new one was
+            // opened since): the server would only refuse it, so it fails
+            // as that one did, and the client retries it on the new
+            // session. Requests do not wait for one another, so this one
+            // may start after the expiry was known.
+            let state = self.state();
+            let gone = state.session_epoch != epoch || state.expired.is_some();
+            let status = state.expired.unwrap_or(404);
+            drop(state);
+            if gone {
+                tracing::debug!("not sent: the session it carries has expired");
+                self.engine
+                    .fail_request(&id, TransportError::SessionExpired { status });
+                return;
+            }
+        }
+        let body = match &shared {
+            Some(s) => {
+                let mut body = Vec::new();
+                s.encode_request_line(request, &mut body);
+                // A body, not a line.
+                body.pop();
+                body
+            }
+            None => serde_json::to_vec(&message).unwrap_or_default(),
+        };
+        let response = match self
+            .send(Method::POST, &headers, Bytes::from(body), Some(taken))
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                self.engine.fail_request(&id, e);
+                return;
+            }
+        };
+        if initialize
+            && response.status().is_success()
+            && let Some(session) = response
+                .headers()
+                .get(SESSION_ID_HEADER)
+                .and_then(|v| v.to_str().ok())
+        {
+            tracing::debug!("the server opened a session");
+            self.state().open_session(session.to_owned());
+        }
+        if initialize && response.status().is_success() {
+            // A new session (or a stateless server's none) replaces the
+            // expired one.
+            self.state().expired = None;
+        }
+        let _ = head.send(());
+        if let Err(e) = self
+            .read_answer(&id, response, sent_under, initialize, legacy)
+            .await
+        {
+            let refused = matches!(
+                e,
+                TransportError::Http {
+                    status: 400 | 404 | 405,
+                    ..
+                }
+            );
+            if initialize && legacy && refused && self.config.sse_fallback {
+                match self.fallback_to_sse(request).await {
+                    Ok(()) => return,
+                    Err(Some(other)) => {
+                        self.engine.fail_request(&id, other);
+                        return;
+                    }
+                    Err(None) => {}
+                }
+            }
+            self.engine.fail_request(&id, e);
+        }
+    }
+
+    /// POSTs a notification or an answer, waiting (boundedly) for the
+    /// server to take it before the next message leaves.
+    async fn post_one_way(&self, message: Message) {
+        let method = message.method().unwrap_or("(answer)").to_owned();
+        if self.old_endpoint().is_some() {
+            let posted = tokio::time::timeout(
+                self.config.notification_timeout,
+                self.post_old(&message, &[], None),
+            )
+            .await;
+            match posted {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => tracing::warn!(%method, %error, "the server refused a message"),
+                Err(_) => tracing::warn!(%method, "the server did not take a message in time"),
+            }
+            return;
+        }
+        let (headers, sent_under) = self.message_headers(&message, None, &[]);
+        let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
+        let sent = tokio::time::timeout(
+            self.config.notification_timeout,
+            self.send(Method::POST, &headers, body, None),
+        )
+        .await;
+        match sent {
+            Ok(Ok(response)) if response.status().is_success() => {}
+            Ok(Ok(response)) => {
+                let error = self.status_error(response, sent_under).await;
+                tracing::warn!(%method, %error, "the server refused a message");
+            }
+            Ok(Err(error)) => tracing::warn!(%method, %error, "a message could not be sent"),
+            Err(_) => tracing::warn!(
+                %method,
+                after = ?self.config.notification_timeout,
+                "the server did not take a message in time"
+            ),
+        }
+    }
+}
