@@ -205,27 +205,44 @@ fn holding_service(log: Log, release: std::sync::Arc<tokio::sync::Notify>) -> Ht
     }))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_request_does_not_wait_for_the_bytes_of_the_one_before_it() {
+/// A transport over [`holding_service`], with its log and its release.
+fn holding_transport() -> (HttpTransport, Log, std::sync::Arc<tokio::sync::Notify>) {
     let log = Log::default();
     let release = std::sync::Arc::new(tokio::sync::Notify::new());
     let transport = HttpTransportBuilder::new("http://127.0.0.1:9/mcp")
         .service(holding_service(log.clone(), release.clone()))
         .build(ConnectionHandlers::discard())
         .unwrap();
-    // Whichever POST reaches the client first stays unread; the other is
-    // answered meanwhile.
-    let both =
-        [1, 2].map(|id| tokio::spawn(transport.request(call(id, "a"), RequestOptions::new())));
+    (transport, log, release)
+}
+
+/// Waits (5 s at most, else fails saying `what`) until `log` holds
+/// `entries` lines.
+async fn wait_for_entries(log: &Log, entries: usize, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(5);
-    while log.lock().unwrap().len() < 3 {
+    while log.lock().unwrap().len() < entries {
         assert!(
             Instant::now() < deadline,
-            "a request waited for the bytes of the one before it: {:?}",
+            "{what}: {:?}",
             log.lock().unwrap()
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_does_not_wait_for_the_bytes_of_the_one_before_it() {
+    let (transport, log, release) = holding_transport();
+    // Whichever POST reaches the client first stays unread; the other is
+    // answered meanwhile.
+    let both =
+        [1, 2].map(|id| tokio::spawn(transport.request(call(id, "a"), RequestOptions::new())));
+    wait_for_entries(
+        &log,
+        3,
+        "a request waited for the bytes of the one before it",
+    )
+    .await;
     release.notify_one();
     for answer in both {
         answer.await.unwrap().unwrap();
@@ -247,12 +264,7 @@ async fn a_request_does_not_wait_for_the_bytes_of_the_one_before_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_notification_waits_for_the_bytes_of_the_requests_before_it() {
-    let log = Log::default();
-    let release = std::sync::Arc::new(tokio::sync::Notify::new());
-    let transport = HttpTransportBuilder::new("http://127.0.0.1:9/mcp")
-        .service(holding_service(log.clone(), release.clone()))
-        .build(ConnectionHandlers::discard())
-        .unwrap();
+    let (transport, log, release) = holding_transport();
     let first = tokio::spawn(transport.request(call(1, "held"), RequestOptions::new()));
     transport
         .notify(Notification::new("notifications/roots/list_changed", None))
@@ -266,11 +278,7 @@ async fn a_notification_waits_for_the_bytes_of_the_requests_before_it() {
     );
     release.notify_one();
     first.await.unwrap().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while log.lock().unwrap().len() < 4 {
-        assert!(Instant::now() < deadline, "the notification never left");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_for_entries(&log, 4, "the notification never left").await;
     assert_eq!(
         *log.lock().unwrap(),
         ["post 1", "taken 1", "post -", "taken -"]
