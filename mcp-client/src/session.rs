@@ -457,6 +457,9 @@ impl Session {
                 }
                 Ok(value) => {
                     self.version_confirmed.store(true, Ordering::Relaxed);
+                    if let Some(supervisor) = &self.supervisor {
+                        supervisor.proven();
+                    }
                     return Ok(value);
                 }
                 Err(e) => return Err(self.fail(method, e)),

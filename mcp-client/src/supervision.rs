@@ -12,7 +12,7 @@
 //! [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,7 +32,11 @@ use crate::session::Session;
 /// after 100 ms, each later one after twice the last, at most 5 s, each
 /// delay shortened by up to a fifth at random so that many clients of one
 /// server do not come back at once. A server that asks for a delay (HTTP
-/// 429 or 503 with `Retry-After`) gets at least that.
+/// 429 or 503 with `Retry-After`) gets at least that. The delays go on
+/// doubling across restarts until a call succeeds: a connection that
+/// opens without a round trip (a modern HTTP server, its era already
+/// known) proves nothing, and a server still down would otherwise spend
+/// the budget at the first delay.
 ///
 /// ```
 /// use std::time::Duration;
@@ -131,6 +135,9 @@ pub(crate) struct Supervisor {
     stopped: AtomicBool,
     /// Set when the budget ran out: every call fails with this.
     failed: Mutex<Option<ClientError>>,
+    /// Attempts since a call last succeeded, which the backoff goes on
+    /// from.
+    streak: AtomicU32,
 }
 
 impl Supervisor {
@@ -148,6 +155,14 @@ impl Supervisor {
             recent: Mutex::new(VecDeque::new()),
             stopped: AtomicBool::new(false),
             failed: Mutex::new(None),
+            streak: AtomicU32::new(0),
+        }
+    }
+
+    /// A call succeeded: the next restart's backoff starts over.
+    pub(crate) fn proven(&self) {
+        if self.streak.load(Ordering::Relaxed) != 0 {
+            self.streak.store(0, Ordering::Relaxed);
         }
     }
 
@@ -252,7 +267,10 @@ impl Session {
                     attempts: history,
                 }));
             }
-            let after = supervisor.policy.delay(attempt, seed(attempt)).max(floor);
+            // Counted across restarts until a call succeeds (see
+            // `RestartPolicy`).
+            let nth = supervisor.streak.fetch_add(1, Ordering::Relaxed) + 1;
+            let after = supervisor.policy.delay(nth, seed(attempt)).max(floor);
             tracing::info!(attempt, ?after, cause = %cause_text, "the connection ended; connecting again");
             tokio::time::sleep(after).await;
             let mut record = RestartAttempt {
