@@ -20,9 +20,10 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 /// The body of every request the transport sends: one whole JSON message
 /// (or nothing, for `DELETE`), in one data frame.
 ///
-/// It tells the transport when the service has taken its bytes (or
-/// dropped it), which is how a notification leaves after the requests
-/// before it without the transport waiting for their answers.
+/// It tells the transport when the service has taken its bytes, or
+/// dropped it without taking them, which is how a notification leaves
+/// after the requests before it without the transport waiting for their
+/// answers (and how a cancel for a request that never left stays home).
 ///
 /// ```
 /// use http_body_util::BodyExt;
@@ -34,7 +35,7 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 /// ```
 pub struct RequestBody {
     data: Option<Bytes>,
-    taken: Option<tokio::sync::oneshot::Sender<()>>,
+    taken: Option<tokio::sync::oneshot::Sender<bool>>,
 }
 
 impl RequestBody {
@@ -51,24 +52,25 @@ impl RequestBody {
         Self::new(Bytes::from_static(data))
     }
 
-    /// A body that says on `taken` when its bytes were taken or it was
-    /// dropped.
-    pub(crate) fn signalling(data: Bytes, taken: tokio::sync::oneshot::Sender<()>) -> Self {
+    /// A body that says on `taken` when its bytes were taken (`true`) or
+    /// it was dropped first (`false`).
+    pub(crate) fn signalling(data: Bytes, taken: tokio::sync::oneshot::Sender<bool>) -> Self {
         let mut body = Self::new(data);
         body.taken = Some(taken);
         body
     }
 
-    fn signal(&mut self) {
+    fn signal(&mut self, taken: bool) {
         if let Some(t) = self.taken.take() {
-            let _ = t.send(());
+            let _ = t.send(taken);
         }
     }
 }
 
 impl Drop for RequestBody {
     fn drop(&mut self) {
-        self.signal();
+        let taken = self.data.is_none();
+        self.signal(taken);
     }
 }
 
@@ -81,7 +83,7 @@ impl http_body::Body for RequestBody {
         _cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
         let data = self.data.take();
-        self.signal();
+        self.signal(true);
         std::task::Poll::Ready(data.map(|d| Ok(http_body::Frame::data(d))))
     }
 

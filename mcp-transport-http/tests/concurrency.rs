@@ -285,3 +285,24 @@ async fn a_notification_waits_for_the_bytes_of_the_requests_before_it() {
     );
     transport.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_cancelled_before_it_left_gets_no_cancel_on_the_wire() {
+    let (transport, log, _release) = holding_transport();
+    let token = CancellationToken::new();
+    let answer = tokio::spawn(transport.request(
+        call(1, "held"),
+        RequestOptions::new().cancellation(token.clone()),
+    ));
+    // The HTTP client has the request, but has not taken its body.
+    wait_for_entries(&log, 1, "the request never reached the HTTP client").await;
+    token.cancel();
+    assert!(answer.await.unwrap().is_err());
+    // Queued after the cancel: had the cancel been posted, it came first.
+    transport
+        .request(call(2, "next"), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(*log.lock().unwrap(), ["post", "post 2", "taken 2"]);
+    transport.close().await;
+}

@@ -321,6 +321,71 @@ impl Engine {
         self.inner.correlator.resolve(id, Err(error))
     }
 
+    /// [`Transport::request`] for a writer whose step for a request does
+    /// not wait (an HTTP writer starts an exchange and goes on): when the
+    /// writer waits for work with nothing queued, `start` takes the
+    /// request at once, on the caller's call, instead of the queue, which
+    /// saves the hand-off to the writer's task. Order holds as if the
+    /// writer had taken it: `start` runs under the queue's lock, so nothing
+    /// is queued or taken meanwhile, and a writer busy with an earlier item
+    /// gets this one through the queue. `start` must not queue anything.
+    /// The writer waits from the moment its [`OutboundReceiver::recv`]
+    /// found the queue empty; one that polls `recv` while still busy with
+    /// an item must not rely on this.
+    ///
+    /// A request with [`RequestOptions::shared_meta`] and an engine of
+    /// lines ([`Engine::with_lines`]) always go through the queue.
+    ///
+    /// ```
+    /// use mcp_protocol::Request;
+    /// use mcp_transport::{ConnectionHandlers, Engine, RequestOptions};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use futures::FutureExt;
+    ///
+    /// let (engine, mut outbound) = Engine::new(ConnectionHandlers::discard());
+    /// let options = || RequestOptions::new();
+    /// // The writer has not looked at the queue yet: this one is queued.
+    /// let _first = engine.request_or_start(Request::new(1, "ping", None), options(), |_| {
+    ///     unreachable!("queued")
+    /// });
+    /// assert!(outbound.recv().now_or_never().flatten().is_some());
+    /// // Now the writer waits, with nothing queued: `start` takes the next.
+    /// assert!(outbound.recv().now_or_never().is_none());
+    /// let mut started = None;
+    /// let _second = engine.request_or_start(Request::new(2, "ping", None), options(), |r| {
+    ///     started = Some(r.id)
+    /// });
+    /// assert_eq!(started, Some(2.into()));
+    /// # }
+    /// ```
+    pub fn request_or_start(
+        &self,
+        request: Request,
+        options: RequestOptions,
+        start: impl FnOnce(Request),
+    ) -> ResponseFuture {
+        if self.inner.lines || options.shared_meta.is_some() {
+            return Transport::request(self, request, options);
+        }
+        let id = request.id.clone();
+        let future = match self.inner.correlator.register(&request, options) {
+            Ok(f) => f,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        if let Err(request) = self.inner.outbound.run_if_idle(request, start)
+            && let Err(refused) = self
+                .inner
+                .outbound
+                .push(Outbound::Message(Message::Request(request)))
+        {
+            let e = self.refused(refused);
+            self.inner.correlator.resolve(&id, Err(e));
+        }
+        future
+    }
+
     /// Gives the events listener a transport event.
     pub fn event(&self, event: TransportEvent) {
         self.inner.handlers.events.push(event);

@@ -181,6 +181,20 @@ impl Queue {
         Ok(())
     }
 
+    /// Gives `value` to `direct` instead of queueing it when the writer
+    /// waits for an item (its last poll found the queue empty) and nothing
+    /// is queued; hands it back otherwise. `direct` runs under the queue's
+    /// lock, so nothing is queued or taken meanwhile: it is the writer's
+    /// next step, in order. It must not use the queue.
+    pub(crate) fn run_if_idle<T>(&self, value: T, direct: impl FnOnce(T)) -> Result<(), T> {
+        let state = self.lock();
+        if state.closed || !state.items.is_empty() || state.waker.is_none() {
+            return Err(value);
+        }
+        direct(value);
+        Ok(())
+    }
+
     /// Takes a request that has not been written yet out of the queue;
     /// returns whether it was there.
     pub(crate) fn remove_request(&self, id: &RequestId) -> bool {

@@ -2,7 +2,8 @@
 //! it, what goes past `ConnectionLimits::max_outbound_bytes` fails at once
 //! with `QueueFull` (never a hang), a lone large message still fits, and a
 //! request given up before it left the queue is taken out of it with no
-//! `notifications/cancelled` sent for it.
+//! `notifications/cancelled` sent for it. `Engine::request_or_start` skips
+//! the queue only when the writer waits with nothing queued.
 //!
 //! On tokio's paused clock; each wait is bounded by a `timeout` so that a
 //! hang shows as a failure, not a stuck test.
@@ -168,4 +169,39 @@ async fn a_request_given_up_after_it_was_written_is_still_cancelled_on_the_wire(
     ));
     let sent = drain(&mut out);
     assert_eq!(cancels(&sent), 1, "{sent:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn request_or_start_skips_the_queue_only_for_a_waiting_writer_with_nothing_queued() {
+    use futures::FutureExt;
+    let (engine, mut out) = engine(LIMIT);
+    let started = std::sync::Mutex::new(Vec::new());
+    let start = |r: Request| started.lock().unwrap().push(json!(r.id));
+    // The writer has not waited yet: queued.
+    let _a = engine.request_or_start(sized(1, 10), RequestOptions::new(), start);
+    assert!(started.lock().unwrap().is_empty());
+    assert_eq!(request_ids(&drain(&mut out)), [json!(1)]);
+    // The writer waits with nothing queued: started at once.
+    assert!(out.recv().now_or_never().is_none());
+    let _b = engine.request_or_start(sized(2, 10), RequestOptions::new(), start);
+    assert_eq!(*started.lock().unwrap(), [json!(2)]);
+    // A notification queued while it waits: the next request goes behind
+    // it, through the queue, in order.
+    engine
+        .notify(Notification::new("notifications/roots/list_changed", None))
+        .unwrap();
+    let _c = engine.request_or_start(sized(3, 10), RequestOptions::new(), start);
+    assert_eq!(*started.lock().unwrap(), [json!(2)]);
+    let items = drain(&mut out);
+    assert!(matches!(
+        &items[0],
+        Outbound::Message(Message::Notification(_))
+    ));
+    assert_eq!(request_ids(&items), [json!(3)]);
+    // A closed engine refuses it, and never starts it.
+    assert!(out.recv().now_or_never().is_none());
+    drop(engine.close());
+    let d = engine.request_or_start(sized(4, 10), RequestOptions::new(), start);
+    assert!(settle(d).await.is_err());
+    assert_eq!(*started.lock().unwrap(), [json!(2)]);
 }

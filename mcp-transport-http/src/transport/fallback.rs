@@ -35,7 +35,7 @@ impl Shared {
         &self,
         message: &Message,
         extra: &[(String, String)],
-        taken: Option<oneshot::Sender<()>>,
+        taken: Option<oneshot::Sender<bool>>,
     ) -> Result<(), TransportError> {
         let endpoint = self
             .old_endpoint()

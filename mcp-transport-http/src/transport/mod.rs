@@ -24,6 +24,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::{HeaderMap, Method, Uri};
 use mcp_protocol::meta::protocol_version_of;
+use mcp_protocol::methods::INITIALIZE;
 use mcp_protocol::version::Era;
 use mcp_protocol::{Message, Notification, ProtocolVersion, Request, RequestId};
 use mcp_transport::{
@@ -39,7 +40,7 @@ use crate::url::Origin;
 
 pub use self::provider::{AuthChallenge, HeaderProvider};
 use self::send::insert;
-use self::writer::write_loop;
+use self::writer::{InFlight, write_loop};
 
 /// The `Mcp-Session-Id` header (legacy Streamable HTTP).
 pub const SESSION_ID_HEADER: &str = "mcp-session-id";
@@ -76,6 +77,12 @@ struct Shared {
     /// The session (`None`: a stateless server) whose GET stream was
     /// opened; a new session after an expiry gets a stream of its own.
     get_for: Mutex<Option<Option<String>>>,
+    /// Requests started on their callers' calls while the writer waited
+    /// (see [`HttpTransport::request`]), for the writer to keep later
+    /// messages behind.
+    started: Mutex<InFlight>,
+    /// The runtime the transport was built on, where exchanges run.
+    runtime: tokio::runtime::Handle,
 }
 
 #[derive(Default)]
@@ -147,7 +154,9 @@ struct Pending {
 ///   session with `DELETE`, bounded by the close timeout.
 ///
 /// Messages are taken from the queue in order, and each request's headers
-/// (its session above all) are those of its place in the queue. A request
+/// (its session above all) are those of its place in the queue; a request
+/// made while the writer waits with nothing queued starts at once, on the
+/// caller's call, which is its place in the order too. A request
 /// does not wait for the requests before it: each is a POST of its own, on
 /// a pooled connection of its own, so concurrent requests may reach the
 /// server in any order (as a server may handle them in any order). A
@@ -157,7 +166,9 @@ struct Pending {
 /// leaves. An `initialize` also waits for the bodies of the requests
 /// before it, and nothing leaves before its response head (the session
 /// id); a request whose session is known to have expired by the time its
-/// turn comes is not sent, and fails with `SessionExpired`.
+/// turn comes is not sent, and fails with `SessionExpired`. A cancel for a
+/// request that never left (its POST was closed before the HTTP client
+/// took its body) is not posted.
 ///
 /// Every POST accepts JSON and SSE answers; a request's SSE stream carries
 /// its notifications (routed by the engine to the request's listener, or
@@ -210,6 +221,8 @@ impl HttpTransport {
             state: Mutex::new(State::default()),
             seq: AtomicU64::new(0),
             get_for: Mutex::new(None),
+            started: Mutex::new(InFlight::default()),
+            runtime: tokio::runtime::Handle::current(),
         });
         let writer =
             tokio::spawn(write_loop(shared.clone(), outbound).instrument(span)).abort_handle();
@@ -282,7 +295,20 @@ impl Transport for HttpTransport {
                 close_on_drop,
             });
         }
-        let answer = self.shared.engine.request(request, options);
+        // When the writer waits with nothing queued, the request starts
+        // here, on this call, in its place in the order: one hand-off to
+        // the writer's task fewer. An `initialize` always goes to the
+        // writer, which holds later messages until its session id comes.
+        let answer = if request.method == INITIALIZE {
+            self.shared.engine.request(request, options)
+        } else {
+            let shared = &self.shared;
+            shared.engine.request_or_start(request, options, |request| {
+                if let Some(started) = shared.start_request(request) {
+                    shared.started_lock().push(started);
+                }
+            })
+        };
         let guard = RequestGuard {
             shared: Arc::downgrade(&self.shared),
             id,
@@ -433,6 +459,15 @@ impl Shared {
                 || state.modern_version.is_none()
         };
         legacy.then(|| Outbound::Cancel { id, reason }.into_message())
+    }
+
+    fn started_lock(&self) -> std::sync::MutexGuard<'_, InFlight> {
+        self.started.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The requests started on their callers' calls since the last look.
+    fn take_started(&self) -> InFlight {
+        std::mem::take(&mut *self.started_lock())
     }
 
     fn is_legacy(&self) -> bool {

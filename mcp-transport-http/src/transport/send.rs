@@ -98,7 +98,7 @@ impl Shared {
         method: Method,
         headers: &HeaderMap,
         body: Bytes,
-        taken: Option<oneshot::Sender<()>>,
+        taken: Option<oneshot::Sender<bool>>,
     ) -> Result<http::Response<ResponseBody>, TransportError> {
         let url = self.config.url.clone();
         self.send_to(url, method, headers, body, taken).await
@@ -112,7 +112,7 @@ impl Shared {
         method: Method,
         headers: &HeaderMap,
         body: Bytes,
-        mut taken: Option<oneshot::Sender<()>>,
+        mut taken: Option<oneshot::Sender<bool>>,
     ) -> Result<http::Response<ResponseBody>, TransportError> {
         let mut uri = url;
         let mut hops = 0;

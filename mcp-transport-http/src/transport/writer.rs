@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, Method};
 use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_INITIALIZED};
-use mcp_protocol::{Message, Request};
+use mcp_protocol::{Message, Request, RequestId};
 use mcp_transport::{Outbound, OutboundReceiver, SharedMeta, TransportError};
 use tokio::sync::oneshot;
 use tracing::Instrument;
@@ -34,16 +34,30 @@ pub(super) async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiv
             item = outbound.recv() => item,
             _ = shutdown.cancelled() => None,
         };
+        // Requests started on their callers' calls while this task waited
+        // (see `HttpTransport::request`) came before this item.
+        in_flight.append(shared.take_started());
         match item {
             None => break,
             Some(Outbound::Message(Message::Request(request))) => {
-                if request.method == INITIALIZE {
+                let initialize = request.method == INITIALIZE;
+                if initialize {
                     // A new session: the requests before it are on the
                     // wire first, under the session they carry.
                     in_flight.taken().await;
                 }
-                if let Some(started) = shared.start_request(request).await {
-                    in_flight.push(started);
+                match shared.start_request(request) {
+                    Some(started) if initialize => {
+                        // Nothing leaves before `initialize`'s response
+                        // head: it carries the session id. Both waits end
+                        // early if the exchange is dropped.
+                        if let Some(taken) = started.taken {
+                            let _ = taken.await;
+                        }
+                        let _ = started.head.await;
+                    }
+                    Some(started) => in_flight.push(started),
+                    None => {}
                 }
             }
             Some(Outbound::Message(message)) => {
@@ -64,9 +78,18 @@ pub(super) async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiv
                 }
             }
             Some(Outbound::Cancel { id, reason }) => {
-                if let Some(cancelled) = shared.cancel(id, reason) {
-                    // Never ahead of the request it names.
-                    in_flight.settle().await;
+                let Some(cancelled) = shared.cancel(id.clone(), reason) else {
+                    continue;
+                };
+                // Never ahead of the request it names; and not at all for
+                // one that never left (its exchange ended, closed by the
+                // cancel, before the HTTP client took its body).
+                in_flight.taken().await;
+                let never_sent = in_flight.never_sent(&id);
+                in_flight.settle().await;
+                if never_sent {
+                    tracing::debug!(%id, "no cancel posted: the request never left");
+                } else {
                     shared.post_one_way(cancelled).await;
                 }
             }
@@ -82,10 +105,13 @@ pub(super) async fn write_loop(shared: Arc<Shared>, mut outbound: OutboundReceiv
 }
 
 /// A request's exchange, as far as the order of later messages cares.
-struct Started {
-    /// Ends once the HTTP client took its body (or the exchange ended);
-    /// `None` once waited for.
-    taken: Option<oneshot::Receiver<()>>,
+pub(super) struct Started {
+    id: RequestId,
+    /// Ends once the HTTP client took its body (`true`), or the exchange
+    /// ended without it taking the body; `None` once waited for.
+    taken: Option<oneshot::Receiver<bool>>,
+    /// Whether the HTTP client took the body, once `taken` was waited for.
+    sent: bool,
     /// Ends once its response head came (or the exchange ended).
     head: oneshot::Receiver<()>,
 }
@@ -95,7 +121,7 @@ struct Started {
 ///
 /// A request waits for nothing before it: each is a POST of its own, on a
 /// pooled connection of its own, and its answer never depends on another's
-/// (only `initialize`'s session id does, which `start_request` waits for).
+/// (only `initialize`'s session id does, which the writer waits for).
 /// Waiting even for the bytes of the one before would put a hand-off
 /// between tasks (the exchange's, then the connection's) between every two
 /// requests, one after the other, which bounds the throughput of
@@ -104,15 +130,23 @@ struct Started {
 /// different: one sent after requests (`notifications/cancelled` above
 /// all) is about them, and should not reach the server before them.
 #[derive(Default)]
-struct InFlight(Vec<Started>);
+pub(super) struct InFlight(Vec<Started>);
 
 impl InFlight {
-    fn push(&mut self, started: Started) {
+    pub(super) fn push(&mut self, started: Started) {
         // Answered ones are dropped here, so that the list stays as long
         // as the requests in flight, not as the connection's history.
         self.0
             .retain_mut(|s| matches!(s.head.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
         self.0.push(started);
+    }
+
+    /// Adds `earlier`'s requests, which were started before this list's
+    /// next message was taken.
+    fn append(&mut self, earlier: InFlight) {
+        for started in earlier.0 {
+            self.push(started);
+        }
     }
 
     /// Waits until the HTTP client took the bodies of the requests in
@@ -135,19 +169,27 @@ impl InFlight {
     async fn taken(&mut self) {
         for started in &mut self.0 {
             if let Some(taken) = started.taken.take() {
-                let _ = taken.await;
+                started.sent = taken.await.unwrap_or(false);
             }
         }
+    }
+
+    /// Whether the request `id` is known, after [`taken`](Self::taken),
+    /// never to have left: its exchange ended before the HTTP client took
+    /// its body.
+    fn never_sent(&self, id: &RequestId) -> bool {
+        self.0
+            .iter()
+            .any(|s| &s.id == id && s.taken.is_none() && !s.sent)
     }
 }
 
 impl Shared {
     /// Starts a request's exchange on a task of its own, and hands back
-    /// what a later notification waits for (see [`InFlight`]). For
-    /// `initialize`, waits for the response head instead, so the session
-    /// id is known before the next message leaves. `None` when nothing is
-    /// left to wait for.
-    async fn start_request(self: &Arc<Self>, request: Request) -> Option<Started> {
+    /// what a later message waits for (see [`InFlight`]); `None` when the
+    /// request was given up, or failed before it was sent. The headers
+    /// are taken here, so this runs at the request's place in the queue.
+    pub(super) fn start_request(self: &Arc<Self>, request: Request) -> Option<Started> {
         let id = request.id.clone();
         let (headers, shared_meta, stream) = {
             let mut state = self.state();
@@ -170,7 +212,8 @@ impl Shared {
         let prepared = self.message_headers(&message, shared_meta.as_ref(), &headers);
         // Read after the headers, so that an expiry another exchange saw
         // meanwhile cannot send this one with no session at all. (A new
-        // session cannot open meanwhile: only this task starts one.)
+        // session cannot open meanwhile: one opens while the writer waits
+        // for an `initialize`'s response head, and nothing starts then.)
         let expired = self.state().expired;
         if let (Some(status), false) = (expired, initialize) {
             tracing::debug!("not sent: the session expired and no new one was opened yet");
@@ -188,7 +231,7 @@ impl Shared {
                 .await;
         };
         let closed = stream.clone();
-        tokio::spawn(
+        self.runtime.spawn(
             async move {
                 tokio::select! {
                     _ = exchange => {}
@@ -199,16 +242,10 @@ impl Shared {
             .instrument(span),
         );
         // The next request does not wait for this one: see `InFlight`.
-        // Both waits end early if the exchange is dropped.
-        if initialize {
-            // Nothing leaves before `initialize`'s response head: it
-            // carries the session id.
-            let _ = taken_rx.await;
-            let _ = head_rx.await;
-            return None;
-        }
         Some(Started {
+            id,
             taken: Some(taken_rx),
+            sent: false,
             head: head_rx,
         })
     }
@@ -224,7 +261,7 @@ impl Shared {
         extra: Vec<(String, String)>,
         (headers, sent_under): (HeaderMap, Option<u64>),
         head: oneshot::Sender<()>,
-        taken: oneshot::Sender<()>,
+        taken: oneshot::Sender<bool>,
     ) {
         let Message::Request(request) = &message else {
             return;
