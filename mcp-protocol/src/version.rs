@@ -77,6 +77,23 @@ impl ProtocolVersion {
         &self.0
     }
 
+    /// The revision's string when it lives as long as the program: that
+    /// of a revision this library knows (an HTTP header can then carry it
+    /// without a copy).
+    ///
+    /// ```
+    /// use mcp_protocol::ProtocolVersion;
+    ///
+    /// assert_eq!(ProtocolVersion::V2025_06_18.as_static_str(), Some("2025-06-18"));
+    /// assert_eq!(ProtocolVersion::new("2099-01-01").as_static_str(), None);
+    /// ```
+    pub fn as_static_str(&self) -> Option<&'static str> {
+        match self.0 {
+            Cow::Borrowed(s) => Some(s),
+            Cow::Owned(_) => None,
+        }
+    }
+
     /// Whether this library knows the revision.
     pub fn is_known(&self) -> bool {
         Self::KNOWN.iter().any(|k| k == self)

@@ -483,3 +483,57 @@ async fn a_json_body_that_never_ends_is_message_too_large() {
     );
     transport.close().await;
 }
+
+/// An HTTP client that answers each request with a JSON body in frames of
+/// `frame` bytes, under a `Content-Type` in capitals with a charset.
+fn framed_service(frame: usize) -> mcp_transport_http::HttpService {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, StreamBody};
+    use mcp_transport_http::{BoxError, RequestBody};
+    mcp_transport_http::HttpService::new(tower::service_fn(
+        move |req: http::Request<RequestBody>| async move {
+            let body = req.into_body().collect().await?.to_bytes();
+            let id = serde_json::from_slice::<serde_json::Value>(&body)?["id"].clone();
+            let text = json!({"jsonrpc": "2.0", "id": id, "result": {"text": "x".repeat(100)}})
+                .to_string();
+            let frames: Vec<Result<http_body::Frame<Bytes>, BoxError>> = text
+                .as_bytes()
+                .chunks(frame)
+                .map(|c| Ok(http_body::Frame::data(Bytes::copy_from_slice(c))))
+                .collect();
+            let body = StreamBody::new(futures::stream::iter(frames)).boxed();
+            Ok::<_, BoxError>(
+                Response::builder()
+                    .header("content-type", "Application/JSON; charset=utf-8")
+                    .body(body)?,
+            )
+        },
+    ))
+}
+
+#[tokio::test]
+async fn a_json_answer_in_many_frames_is_read_whole_and_bounded_as_a_whole() {
+    let transport = HttpTransportBuilder::new("http://127.0.0.1:9/mcp")
+        .service(framed_service(7))
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let result = transport
+        .request(ping(1), RequestOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(result["text"], "x".repeat(100));
+    // Each frame fits the limit; the body does not.
+    let transport = HttpTransportBuilder::new("http://127.0.0.1:9/mcp")
+        .service(framed_service(7))
+        .max_message_size(50)
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let outcome = transport.request(ping(2), RequestOptions::new()).await;
+    assert!(
+        matches!(
+            outcome,
+            Err(TransportError::MessageTooLarge { limit: 50, .. })
+        ),
+        "{outcome:?}"
+    );
+}

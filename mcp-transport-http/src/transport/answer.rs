@@ -1,6 +1,7 @@
 //! A request's answer: a JSON body, or an SSE stream read to its end (and
 //! resumed by GET when a legacy one breaks), and what a failed status means.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -9,6 +10,7 @@ use futures::future::BoxFuture;
 use http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use http_body_util::BodyExt;
+use mcp_protocol::jsonrpc::answer_text;
 use mcp_protocol::{ErrorResponse, Inbound, Message, ProtocolVersion, RequestId};
 use mcp_transport::TransportError;
 use serde_json::Value;
@@ -20,6 +22,10 @@ use super::Shared;
 
 /// How many times a broken legacy stream is resumed.
 const MAX_RESUMES: u32 = 3;
+/// A success answer up to this size goes to its caller as text, parsed
+/// there; a larger one is parsed here, once (finding its end in a second
+/// pass would cost more than the hand-off saves).
+const TEXT_ANSWER_MAX: usize = 8 * 1024;
 /// How long to wait before resuming when the server gave no `retry:`.
 const DEFAULT_RESUME_DELAY: Duration = Duration::from_secs(1);
 
@@ -253,9 +259,31 @@ impl Shared {
         ))
     }
 
+    /// Leaves the stream of request `id` open when its future ends: called
+    /// before the answer wakes the caller, whose dropping the future would
+    /// otherwise close it.
+    fn keep_stream(&self, id: &RequestId) {
+        if let Some(p) = self.state().requests.get_mut(id) {
+            p.close_on_drop = false;
+        }
+    }
+
     /// Gives one body or event's messages to the engine; true when the
     /// request's answer was among them.
     fn deliver(&self, bytes: &[u8], id: &RequestId, initialize: bool, keep: bool) -> bool {
+        // The commonest body, a small success answer to this request, goes
+        // to its caller unparsed, as over stdio.
+        if !initialize
+            && bytes.len() <= TEXT_ANSWER_MAX
+            && let Some((answered, result)) = answer_text(bytes)
+            && &answered == id
+        {
+            if keep {
+                self.keep_stream(id);
+            }
+            self.engine.receive_result(id, result);
+            return true;
+        }
         let inbound = match Inbound::parse(bytes) {
             Ok(inbound) => inbound,
             Err(error) => {
@@ -288,11 +316,7 @@ impl Shared {
                 _ => {}
             }
             if answered && keep {
-                // Before the answer wakes the caller, whose dropping the
-                // future would otherwise close the stream.
-                if let Some(p) = self.state().requests.get_mut(id) {
-                    p.close_on_drop = false;
-                }
+                self.keep_stream(id);
             }
             // A server request on this stream belongs to this request.
             self.engine.receive_for(id, message);
@@ -413,16 +437,17 @@ async fn finish_stream(events: &mut sse_stream::SseStream<sse::Bounded>) {
     }
 }
 
-pub(super) fn content_type(headers: &HeaderMap) -> Option<String> {
+/// The media type of `Content-Type`, lowercase, without parameters (the
+/// two an MCP server answers with are not copied).
+pub(super) fn content_type(headers: &HeaderMap) -> Option<Cow<'static, str>> {
     let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
-    Some(
-        value
-            .split(';')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase(),
-    )
+    let media = value.split(';').next().unwrap_or_default().trim();
+    for known in ["application/json", "text/event-stream"] {
+        if media.eq_ignore_ascii_case(known) {
+            return Some(Cow::Borrowed(known));
+        }
+    }
+    Some(Cow::Owned(media.to_ascii_lowercase()))
 }
 
 /// `Retry-After` as a delay: seconds, or an HTTP date.
@@ -445,6 +470,8 @@ fn read_limited(
 ) -> BoxFuture<'static, Result<Bytes, TransportError>> {
     Box::pin(async move {
         let mut body = body;
+        // A body of one frame (the usual) is kept as it came, not copied.
+        let mut first: Option<Bytes> = None;
         let mut kept = Vec::new();
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| TransportError::StreamBroken {
@@ -454,17 +481,22 @@ fn read_limited(
                     crate::service::chain(e.as_ref())
                 ),
             })?;
-            if let Some(data) = frame.data_ref() {
-                if kept.len() + data.len() > max {
-                    return Err(TransportError::MessageTooLarge {
-                        size: kept.len() + data.len(),
-                        limit: max,
-                    });
+            if let Ok(data) = frame.into_data() {
+                let size = first.as_ref().map_or(0, Bytes::len) + kept.len() + data.len();
+                if size > max {
+                    return Err(TransportError::MessageTooLarge { size, limit: max });
                 }
-                kept.extend_from_slice(data);
+                if first.is_none() && kept.is_empty() {
+                    first = Some(data);
+                } else {
+                    if let Some(first) = first.take() {
+                        kept.extend_from_slice(&first);
+                    }
+                    kept.extend_from_slice(&data);
+                }
             }
         }
-        Ok(Bytes::from(kept))
+        Ok(first.unwrap_or_else(|| Bytes::from(kept)))
     })
 }
 

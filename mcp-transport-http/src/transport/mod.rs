@@ -89,6 +89,9 @@ struct Shared {
 struct State {
     /// Legacy: the session the server gave in its `initialize` response.
     session_id: Option<String>,
+    /// `session_id` as a header value, made once and shared by every
+    /// request of the session (see [`State::session_header`]).
+    session_value: Option<(String, http::HeaderValue)>,
     /// Legacy: how many sessions were opened, so that an expiry is only
     /// believed of the session the request carried (an answer to a request
     /// sent before a renewal must not forget the new session).
@@ -108,6 +111,26 @@ struct State {
 }
 
 impl State {
+    /// The `Mcp-Session-Id` value of the current session; `None` without
+    /// one, or when HTTP cannot carry it (it is then left out, as before).
+    fn session_header(&mut self) -> Option<http::HeaderValue> {
+        let session = self.session_id.as_ref()?;
+        match &self.session_value {
+            Some((of, value)) if of == session => Some(value.clone()),
+            _ => {
+                let Ok(value) = http::HeaderValue::try_from(session.as_str()) else {
+                    tracing::warn!(
+                        header = SESSION_ID_HEADER,
+                        "skipped a header value that HTTP cannot carry"
+                    );
+                    return None;
+                };
+                self.session_value = Some((session.clone(), value.clone()));
+                Some(value)
+            }
+        }
+    }
+
     /// Legacy: the server gave a session; later requests carry it.
     fn open_session(&mut self, id: String) {
         self.session_id = Some(id);

@@ -42,7 +42,7 @@ impl Shared {
         });
         let mut sent_under = None;
         if let Some(version) = modern {
-            insert(&mut headers, PROTOCOL_VERSION_HEADER, version.as_str());
+            insert_version(&mut headers, &version);
             if let Some(method) = message.method() {
                 insert(&mut headers, METHOD_HEADER, &encode_header_value(method));
             }
@@ -53,10 +53,10 @@ impl Shared {
             if let Some(version) = &state.legacy_version
                 && *version >= ProtocolVersion::V2025_06_18
             {
-                insert(&mut headers, PROTOCOL_VERSION_HEADER, version.as_str());
+                insert_version(&mut headers, version);
             }
-            if let Some(session) = &state.session_id {
-                insert(&mut headers, SESSION_ID_HEADER, session);
+            if let Some(value) = state.session_header() {
+                headers.insert(HeaderName::from_static(SESSION_ID_HEADER), value);
                 sent_under = Some(state.session_epoch);
             }
         }
@@ -237,6 +237,19 @@ impl Shared {
             tracing::debug!(%next, "following a same-origin redirect");
             uri = next;
         }
+    }
+}
+
+/// `MCP-Protocol-Version`: a known revision's static string, no copy.
+fn insert_version(headers: &mut HeaderMap, version: &ProtocolVersion) {
+    match version.as_static_str() {
+        Some(v) => {
+            headers.insert(
+                HeaderName::from_static(PROTOCOL_VERSION_HEADER),
+                HeaderValue::from_static(v),
+            );
+        }
+        None => insert(headers, PROTOCOL_VERSION_HEADER, version.as_str()),
     }
 }
 
