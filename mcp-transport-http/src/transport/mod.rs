@@ -91,7 +91,7 @@ struct State {
     session_id: Option<String>,
     /// `session_id` as a header value, made once and shared by every
     /// request of the session (see [`State::session_header`]).
-    session_value: Option<(String, http::HeaderValue)>,
+    session_value: Option<http::HeaderValue>,
     /// Legacy: how many sessions were opened, so that an expiry is only
     /// believed of the session the request carried (an answer to a request
     /// sent before a renewal must not forget the new session).
@@ -116,7 +116,7 @@ impl State {
     fn session_header(&mut self) -> Option<http::HeaderValue> {
         let session = self.session_id.as_ref()?;
         match &self.session_value {
-            Some((of, value)) if of == session => Some(value.clone()),
+            Some(value) if value.as_bytes() == session.as_bytes() => Some(value.clone()),
             _ => {
                 let Ok(value) = http::HeaderValue::try_from(session.as_str()) else {
                     tracing::warn!(
@@ -125,7 +125,7 @@ impl State {
                     );
                     return None;
                 };
-                self.session_value = Some((session.clone(), value.clone()));
+                self.session_value = Some(value.clone());
                 Some(value)
             }
         }

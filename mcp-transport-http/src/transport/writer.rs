@@ -134,19 +134,24 @@ pub(super) struct InFlight(Vec<Started>);
 
 impl InFlight {
     pub(super) fn push(&mut self, started: Started) {
-        // Answered ones are dropped here, so that the list stays as long
-        // as the requests in flight, not as the connection's history.
-        self.0
-            .retain_mut(|s| matches!(s.head.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
+        self.prune();
         self.0.push(started);
     }
 
     /// Adds `earlier`'s requests, which were started before this list's
     /// next message was taken.
     fn append(&mut self, earlier: InFlight) {
-        for started in earlier.0 {
-            self.push(started);
+        if !earlier.0.is_empty() {
+            self.prune();
+            self.0.extend(earlier.0);
         }
+    }
+
+    /// Drops the answered ones, so that the list stays as long as the
+    /// requests in flight, not as the connection's history.
+    fn prune(&mut self) {
+        self.0
+            .retain_mut(|s| matches!(s.head.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
     }
 
     /// Waits until the HTTP client took the bodies of the requests in
