@@ -9,6 +9,7 @@
 //! (the authorization seam).
 
 mod answer;
+mod driven;
 mod fallback;
 mod get_stream;
 mod provider;
@@ -38,6 +39,7 @@ use tracing::Instrument;
 use crate::service::HttpService;
 use crate::url::Origin;
 
+use self::driven::{Driven, Driver};
 pub use self::provider::{AuthChallenge, HeaderProvider};
 use self::send::insert;
 use self::writer::{InFlight, write_loop};
@@ -179,7 +181,14 @@ struct Pending {
 /// Messages are taken from the queue in order, and each request's headers
 /// (its session above all) are those of its place in the queue; a request
 /// made while the writer waits with nothing queued starts at once, on the
-/// caller's call, which is its place in the order too. A request
+/// caller's call, which is its place in the order too, and is then driven
+/// by its caller's task while that task waits for its future: the fewest
+/// hand-offs between tasks, as with a bare HTTP client. Such a request
+/// needs no polling to leave or to be answered: one whose future was never
+/// polled, or dropped, goes on in a task of its own, and so does one that
+/// a later message waits for. A future polled and then set aside unpolled
+/// (kept, not dropped) has its answer, and what its stream carries, read
+/// when it is polled again. A request
 /// does not wait for the requests before it: each is a POST of its own, on
 /// a pooled connection of its own, so concurrent requests may reach the
 /// server in any order (as a server may handle them in any order). A
@@ -319,16 +328,23 @@ impl Transport for HttpTransport {
             });
         }
         // When the writer waits with nothing queued, the request starts
-        // here, on this call, in its place in the order: one hand-off to
-        // the writer's task fewer. An `initialize` always goes to the
-        // writer, which holds later messages until its session id comes.
+        // here, on this call, in its place in the order, and its caller's
+        // task drives it (see `driven`): no hand-off to the writer's task,
+        // nor to a task of the request's own. An `initialize` always goes
+        // to the writer, which holds later messages until its session id
+        // comes.
+        let mut driven = None;
         let answer = if request.method == INITIALIZE {
             self.shared.engine.request(request, options)
         } else {
             let shared = &self.shared;
             shared.engine.request_or_start(request, options, |request| {
-                if let Some(started) = shared.start_request(request) {
-                    shared.started_lock().push(started);
+                if let Some((started, exchange)) = shared.prepare_request(request) {
+                    let driver = Driver::new(shared.runtime.clone());
+                    shared
+                        .started_lock()
+                        .push(started.driven_by(driver.clone()));
+                    driven = Some((driver, exchange));
                 }
             })
         };
@@ -337,10 +353,13 @@ impl Transport for HttpTransport {
             id,
             seq,
         };
-        Box::pin(async move {
-            let _guard = guard;
-            answer.await
-        })
+        match driven {
+            Some((driver, exchange)) => Box::pin(Driven::start(driver, exchange, answer, guard)),
+            None => Box::pin(async move {
+                let _guard = guard;
+                answer.await
+            }),
+        }
     }
 
     fn notify(&self, notification: Notification) -> Result<(), TransportError> {
@@ -348,8 +367,11 @@ impl Transport for HttpTransport {
     }
 
     fn close(&self) -> BoxFuture<'static, ()> {
-        let session = self.shared.state().session_id.take();
+        // Closed before the session is forgotten: an exchange that finds
+        // no session then also finds the transport closed, and sends
+        // nothing (see `Shared::send_to`).
         let closed = self.shared.engine.close();
+        let session = self.shared.state().session_id.take();
         self.writer.abort();
         let shared = self.shared.clone();
         Box::pin(async move {
@@ -383,8 +405,8 @@ impl Transport for HttpTransport {
 
 impl Drop for HttpTransport {
     fn drop(&mut self) {
-        let session = self.shared.state().session_id.take();
         drop(self.shared.engine.close());
+        let session = self.shared.state().session_id.take();
         self.writer.abort();
         if let (Some(session), Ok(runtime)) = (session, tokio::runtime::Handle::try_current()) {
             let shared = self.shared.clone();

@@ -6,7 +6,7 @@ use http::header::{ACCEPT, CONTENT_TYPE, LOCATION, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use mcp_protocol::headers::encode_header_value;
 use mcp_protocol::{Message, ProtocolVersion};
-use mcp_transport::{SharedMeta, TransportError};
+use mcp_transport::{SharedMeta, Transport, TransportError};
 use tokio::sync::oneshot;
 
 use crate::service::{RequestBody, ResponseBody, classify};
@@ -114,6 +114,12 @@ impl Shared {
         body: Bytes,
         mut taken: Option<oneshot::Sender<bool>>,
     ) -> Result<http::Response<ResponseBody>, TransportError> {
+        // Once the transport is closed only the session's `DELETE` leaves:
+        // a request, a resumption or a reopened stream would go without
+        // the session, which closing forgot.
+        if method != Method::DELETE && !self.engine.is_alive() {
+            return Err(TransportError::Closed);
+        }
         let mut uri = url;
         let mut hops = 0;
         let mut challenged = false;

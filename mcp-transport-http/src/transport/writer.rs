@@ -12,6 +12,7 @@ use mcp_transport::{Outbound, OutboundReceiver, SharedMeta, TransportError};
 use tokio::sync::oneshot;
 use tracing::Instrument;
 
+use super::driven::{Driver, Exchange};
 use super::{SESSION_ID_HEADER, Shared, modern_version_of};
 
 /// How long the message after `notifications/initialized` waits for the
@@ -114,6 +115,17 @@ pub(super) struct Started {
     sent: bool,
     /// Ends once its response head came (or the exchange ended).
     head: oneshot::Receiver<()>,
+    /// The exchange's driver, when its caller drives it: the writer moves
+    /// it to a task of its own before waiting for its body.
+    driver: Option<Arc<Driver>>,
+}
+
+impl Started {
+    /// The same, driven by its caller through `driver`.
+    pub(super) fn driven_by(mut self, driver: Arc<Driver>) -> Started {
+        self.driver = Some(driver);
+        self
+    }
 }
 
 /// The requests started whose response head has not come yet, oldest
@@ -173,6 +185,9 @@ impl InFlight {
     /// flight (or their exchanges ended).
     async fn taken(&mut self) {
         for started in &mut self.0 {
+            if let Some(driver) = started.driver.take() {
+                driver.detach();
+            }
             if let Some(taken) = started.taken.take() {
                 started.sent = taken.await.unwrap_or(false);
             }
@@ -195,6 +210,17 @@ impl Shared {
     /// request was given up, or failed before it was sent. The headers
     /// are taken here, so this runs at the request's place in the queue.
     pub(super) fn start_request(self: &Arc<Self>, request: Request) -> Option<Started> {
+        let (started, exchange) = self.prepare_request(request)?;
+        self.runtime.spawn(exchange);
+        Some(started)
+    }
+
+    /// What [`start_request`](Self::start_request) starts: the exchange,
+    /// not yet polled, for the caller to drive or a task to run.
+    pub(super) fn prepare_request(
+        self: &Arc<Self>,
+        request: Request,
+    ) -> Option<(Started, Exchange)> {
         let id = request.id.clone();
         let (headers, shared_meta, stream) = {
             let mut state = self.state();
@@ -235,8 +261,8 @@ impl Shared {
                 .exchange(message, shared_meta, headers, prepared, head_tx, taken_tx)
                 .await;
         };
-        let closed = stream.clone();
-        self.runtime.spawn(
+        let closed = stream;
+        let exchange = Box::pin(
             async move {
                 tokio::select! {
                     _ = exchange => {}
@@ -247,16 +273,18 @@ impl Shared {
             .instrument(span),
         );
         // The next request does not wait for this one: see `InFlight`.
-        Some(Started {
+        let started = Started {
             id,
             taken: Some(taken_rx),
             sent: false,
             head: head_rx,
-        })
+            driver: None,
+        };
+        Some((started, exchange))
     }
 
     /// One request's POST and its answer, on the task `start_request`
-    /// spawned: over the 2024-11-05 endpoint when the connection speaks
+    /// spawned or in its caller's task (see `driven`): over the 2024-11-05 endpoint when the connection speaks
     /// that transport, and falling back to it when a legacy `initialize`
     /// is refused.
     async fn exchange(
