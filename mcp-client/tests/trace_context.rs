@@ -370,7 +370,19 @@ async fn over_http_the_server_receives_the_request_spans_context() {
         assert_eq!(posts.len(), 1, "{mode:?}");
         let body = posts[0].json();
         let (trace_id, parent_id, _) = parse_traceparent(&body["params"]["_meta"][TRACEPARENT]);
-        let spans = tracing.spans();
+        // A span is exported once it closes, and the caller's closes with
+        // its last descendant: the exchange's, which reads the response
+        // stream on to its end after the answer, in a task of its own.
+        let spans = bounded(async {
+            loop {
+                let spans = tracing.spans();
+                if spans.iter().any(|s| s.name == "checkout") {
+                    break spans;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await;
         let caller = named(&spans, "checkout");
         let request = named(&spans, "tools/call echo");
         assert_eq!(caller.span_context.trace_id().to_string(), trace_id);

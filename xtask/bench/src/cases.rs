@@ -686,7 +686,8 @@ pub async fn connect(settings: &Settings, wire: &Wire, report: &mut Report) -> R
 /// The client's own CPU time per call, at 1, 16 and 64 callers: this
 /// process's user and system time over as many calls, with nothing else of
 /// the bench running; beside it the server's (the bench's children), and
-/// over stdio the limit's, client and server, so that a throughput ratio
+/// the limit's, client and server (over stdio, and over HTTP with JSON and
+/// with SSE answers), so that a throughput ratio
 /// can be read as a ratio of CPU spent per call. Unlike calls per second
 /// it hardly moves with other load on the machine, so it shows what a
 /// change to the client's per-call work is worth. Printed, not reported.
@@ -702,27 +703,28 @@ pub async fn cpu_per_call(settings: &Settings, wire: &Wire) -> Result {
         conn.close().await?;
         limit_cpu(settings, wire, era).await?;
     }
-    for era in Era::BOTH {
-        let server =
-            crate::http::HttpServer::start(&settings.server, era.flag(), &["--json"]).await?;
-        let conn = Conn::open(
-            ClientKind::pinned(Who::Ours, era),
-            Target::Http(&server.url, None),
-        )
-        .await?;
-        cpu_of(settings, &format!("HTTP (JSON answers), {era:?}"), &conn).await?;
-        conn.close().await?;
-        limit_http_cpu(wire, era, &server.url).await?;
+    for (answers, flags) in [("JSON answers", &["--json"][..]), ("SSE answers", &[][..])] {
+        for era in Era::BOTH {
+            let server = crate::http::HttpServer::start(&settings.server, era.flag(), flags).await?;
+            let conn = Conn::open(
+                ClientKind::pinned(Who::Ours, era),
+                Target::Http(&server.url, None),
+            )
+            .await?;
+            cpu_of(settings, &format!("HTTP ({answers}), {era:?}"), &conn).await?;
+            conn.close().await?;
+            limit_http_cpu(wire, era, &server.url, answers).await?;
+        }
     }
     Ok(())
 }
 
 /// The limit's CPU per call over HTTP (the bare hyper client, and the
 /// server serving it), at 1, 16 and 64 callers.
-async fn limit_http_cpu(wire: &Wire, era: Era, url: &str) -> Result {
+async fn limit_http_cpu(wire: &Wire, era: Era, url: &str, answers: &str) -> Result {
     let bare = std::sync::Arc::new(crate::http::BareHttp::connect(url, wire, era).await?);
     for callers in [1, 16, 64] {
-        let name = format!("HTTP (JSON answers), {era:?}, {callers} callers, limit");
+        let name = format!("HTTP ({answers}), {era:?}, {callers} callers, limit");
         if !picked(&name) {
             continue;
         }
