@@ -251,6 +251,61 @@ async fn sse_answers_leave_their_connection_for_the_next_request() {
     transport.close().await;
 }
 
+/// A stream the server keeps open, silent, after the answer does not hold
+/// the answer back, and is closed by the client soon after (it is waited
+/// for a moment, for its end, then dropped).
+#[tokio::test]
+async fn a_stream_kept_open_after_its_answer_is_closed_soon_after() {
+    let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+    let closed_tx = std::sync::Mutex::new(Some(closed_tx));
+    let server = TestServer::start(move |seen| {
+        let closed_tx = closed_tx.lock().unwrap().take();
+        async move {
+            let id = seen.json()["id"].clone();
+            let (tx, response) = sse();
+            tokio::spawn(async move {
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+                let _ = tx.send(event(&answer)).await;
+                let start = tokio::time::Instant::now();
+                // Silent: no keep-alive wakes the client's reading.
+                let closed = tokio::time::timeout(Duration::from_secs(30), tx.closed()).await;
+                if let (Ok(()), Some(closed_tx)) = (closed, closed_tx) {
+                    let _ = closed_tx.send(start.elapsed());
+                }
+            });
+            response
+        }
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let start = std::time::Instant::now();
+    let request = modern(1, "tools/call", json!({"name": "t", "arguments": {}}));
+    let value = transport
+        .request(
+            request,
+            RequestOptions::new().timeout(Duration::from_secs(5)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(value["resultType"], "complete");
+    let answered = start.elapsed();
+    assert!(
+        answered < Duration::from_millis(200),
+        "answered after {answered:?}"
+    );
+    let open_for = tokio::time::timeout(Duration::from_secs(10), closed_rx)
+        .await
+        .expect("the client closes the stream")
+        .unwrap();
+    assert!(
+        open_for >= Duration::from_millis(200) && open_for < Duration::from_secs(3),
+        "the stream was closed {open_for:?} after the answer"
+    );
+    transport.close().await;
+}
+
 #[tokio::test]
 async fn notifications_are_posted_in_order_and_answered_202() {
     let server = TestServer::start(|seen| async move {

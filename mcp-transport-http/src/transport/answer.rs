@@ -2,6 +2,9 @@
 //! resumed by GET when a legacy one breaks), and what a failed status means.
 
 use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -48,6 +51,10 @@ enum Read {
 /// How long a request's SSE stream is read on after its answer, for the
 /// server to end it (see [`finish_stream`]).
 const FINISH_WAIT: Duration = Duration::from_millis(250);
+
+/// How many turns of the runtime the end of a stream whose answer came is
+/// waited for before [`FINISH_WAIT`]'s timer is armed.
+const FINISH_TURNS: usize = 2;
 
 /// How much of a non-JSON-RPC body an error keeps.
 const EXCERPT_CHARS: usize = 512;
@@ -422,6 +429,12 @@ pub(super) async fn next_within(
 /// the next request (one dropped before its end is closed, and the next
 /// request pays for a new connection, TLS included). What comes after the
 /// answer is no one's any more and is skipped.
+///
+/// The end is nearly always in hand, or a turn of the HTTP client's
+/// connection task away, so it is waited for [`FINISH_TURNS`] turns of
+/// the runtime before the timer is armed: a timer armed on every call
+/// woke the worker thread that sleeps on the runtime's clock (0.7 more
+/// wakes of it per call, one caller's calls with SSE answers).
 async fn finish_stream(events: &mut sse_stream::SseStream<sse::Bounded>) {
     let rest = async {
         let mut skipped = 0usize;
@@ -430,11 +443,35 @@ async fn finish_stream(events: &mut sse_stream::SseStream<sse::Bounded>) {
         }
         skipped
     };
-    match tokio::time::timeout(FINISH_WAIT, rest).await {
+    tokio::pin!(rest);
+    let outcome = match within_turns(rest.as_mut(), FINISH_TURNS).await {
+        Some(skipped) => Ok(skipped),
+        None => tokio::time::timeout(FINISH_WAIT, rest).await,
+    };
+    match outcome {
         Ok(0) => {}
         Ok(skipped) => tracing::debug!(skipped, "skipped events after the answer"),
         Err(_) => tracing::debug!("the stream stayed open after the answer; it is closed"),
     }
+}
+
+/// `future`'s output if it comes within `turns` turns of the runtime (a
+/// turn: until the worker thread has run what was ready and looked for
+/// I/O); `None` if not, `future` left to be polled on.
+async fn within_turns<F: Future + Unpin>(mut future: F, turns: usize) -> Option<F::Output> {
+    let mut waited = 0;
+    std::future::poll_fn(|cx| match Pin::new(&mut future).poll(cx) {
+        Poll::Ready(output) => Poll::Ready(Some(output)),
+        Poll::Pending if waited == turns => Poll::Ready(None),
+        Poll::Pending => {
+            waited += 1;
+            // tokio's yield defers its wake until the worker has nothing
+            // else to run: a later poll is certain, and puts nothing off.
+            let _ = std::pin::pin!(tokio::task::yield_now()).poll(cx);
+            Poll::Pending
+        }
+    })
+    .await
 }
 
 /// The media type of `Content-Type`, lowercase, without parameters (the
