@@ -162,7 +162,9 @@ struct Pending {
 ///   to that version, `Mcp-Method`, and `Mcp-Name` for `tools/call`,
 ///   `prompts/get` and `resources/read` (encoded by the spec's
 ///   `=?base64?…?=` rule), no session. Cancelling such a request closes
-///   its response stream.
+///   its response stream. After its answer, an SSE response stream is
+///   read on until the server ends it, so that its connection serves the
+///   next request, and closed if it has not ended 250 ms on.
 /// * Any other message is legacy Streamable HTTP: the `Mcp-Session-Id`
 ///   the server gave in its `initialize` response, and from 2025-06-18 the
 ///   `MCP-Protocol-Version` the `initialize` result named, both learned as
