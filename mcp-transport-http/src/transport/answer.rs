@@ -2,9 +2,6 @@
 //! resumed by GET when a legacy one breaks), and what a failed status means.
 
 use std::borrow::Cow;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -444,7 +441,20 @@ async fn finish_stream(events: &mut sse_stream::SseStream<sse::Bounded>) {
         skipped
     };
     tokio::pin!(rest);
-    let outcome = match within_turns(rest.as_mut(), FINISH_TURNS).await {
+    let mut ended = None;
+    for _ in 0..FINISH_TURNS {
+        // tokio's yield defers its wake until the worker has nothing else
+        // to run: a later poll is certain, and puts nothing off.
+        tokio::select! {
+            biased;
+            skipped = &mut rest => {
+                ended = Some(skipped);
+                break;
+            }
+            () = tokio::task::yield_now() => {}
+        }
+    }
+    let outcome = match ended {
         Some(skipped) => Ok(skipped),
         None => tokio::time::timeout(FINISH_WAIT, rest).await,
     };
@@ -453,25 +463,6 @@ async fn finish_stream(events: &mut sse_stream::SseStream<sse::Bounded>) {
         Ok(skipped) => tracing::debug!(skipped, "skipped events after the answer"),
         Err(_) => tracing::debug!("the stream stayed open after the answer; it is closed"),
     }
-}
-
-/// `future`'s output if it comes within `turns` turns of the runtime (a
-/// turn: until the worker thread has run what was ready and looked for
-/// I/O); `None` if not, `future` left to be polled on.
-async fn within_turns<F: Future + Unpin>(mut future: F, turns: usize) -> Option<F::Output> {
-    let mut waited = 0;
-    std::future::poll_fn(|cx| match Pin::new(&mut future).poll(cx) {
-        Poll::Ready(output) => Poll::Ready(Some(output)),
-        Poll::Pending if waited == turns => Poll::Ready(None),
-        Poll::Pending => {
-            waited += 1;
-            // tokio's yield defers its wake until the worker has nothing
-            // else to run: a later poll is certain, and puts nothing off.
-            let _ = std::pin::pin!(tokio::task::yield_now()).poll(cx);
-            Poll::Pending
-        }
-    })
-    .await
 }
 
 /// The media type of `Content-Type`, lowercase, without parameters (the

@@ -164,7 +164,7 @@ struct Pending {
 ///   `=?base64?…?=` rule), no session. Cancelling such a request closes
 ///   its response stream. After its answer, an SSE response stream is
 ///   read on until the server ends it, so that its connection serves the
-///   next request, and closed if it has not ended 250 ms on.
+///   next request, and closed if it has not ended about 250 ms on.
 /// * Any other message is legacy Streamable HTTP: the `Mcp-Session-Id`
 ///   the server gave in its `initialize` response, and from 2025-06-18 the
 ///   `MCP-Protocol-Version` the `initialize` result named, both learned as
