@@ -705,7 +705,8 @@ pub async fn cpu_per_call(settings: &Settings, wire: &Wire) -> Result {
     }
     for (answers, flags) in [("JSON answers", &["--json"][..]), ("SSE answers", &[][..])] {
         for era in Era::BOTH {
-            let server = crate::http::HttpServer::start(&settings.server, era.flag(), flags).await?;
+            let server =
+                crate::http::HttpServer::start(&settings.server, era.flag(), flags).await?;
             let conn = Conn::open(
                 ClientKind::pinned(Who::Ours, era),
                 Target::Http(&server.url, None),

@@ -5,9 +5,13 @@
 //! idle-TRANSPORT-WHO-ERA`): the client-side live heap and the tokio tasks
 //! alive per connection, then one `tools/call echo` on each in turn.
 //!
-//! Timers per connection cannot be counted: tokio exposes no count of armed
-//! timers on stable (its runtime metrics beyond tasks and workers need
-//! `--cfg tokio_unstable`), so the report says what was measured.
+//!
+//! Tokio counts no armed timers on stable, so whether idle connections keep
+//! one is found out from the clock: the case runs on a current-thread
+//! runtime, and once the connections are idle its clock is paused for one
+//! second of real time. A paused clock jumps straight to the next timer
+//! whenever the runtime has nothing else to do, so it stays where it was
+//! only if no timer is armed; how far it ran on is reported (`0 s` means none).
 
 use std::time::{Duration, Instant};
 
@@ -61,6 +65,7 @@ pub async fn run(settings: &Settings, report: &mut Report) -> Result {
                     tasks_per_connection: f("tasks_per_connection"),
                     connect_each: Duration::from_secs_f64(f("connect_each")),
                     call_median: Duration::from_secs_f64(f("call_median")),
+                    clock_ran_on: Duration::from_secs_f64(f("clock_ran_on")),
                     big: v["big"].as_str().unwrap_or_default().to_owned(),
                 });
             }
@@ -158,6 +163,18 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
             )
         })
         .collect();
+    let clock_ran_on = clock_while_idle().await;
+    // The control: one timer, an hour out, must be seen.
+    let control = tokio::spawn(tokio::time::sleep(Duration::from_secs(3600)));
+    let control_ran_on = clock_while_idle().await;
+    control.abort();
+    if control_ran_on < Duration::from_secs(3600) {
+        return Err(format!(
+            "the paused clock ran on {control_ran_on:?} past a timer an hour out: \
+             it cannot tell whether a timer is armed"
+        )
+        .into());
+    }
     let mut times = Vec::with_capacity(n);
     for conn in &conns {
         let t = Instant::now();
@@ -177,8 +194,29 @@ pub async fn child(settings: &Settings, case: &str) -> Result {
             "tasks_per_connection": tasks / n as f64,
             "connect_each": connect_each.as_secs_f64(),
             "call_median": call_median.as_secs_f64(),
+            "clock_ran_on": clock_ran_on.as_secs_f64(),
             "big": big.join(", "),
         })
     );
     Ok(())
+}
+
+/// How far tokio's clock runs on, paused, over one second of real time in
+/// which nothing but the idle connections is in the runtime: zero if none
+/// of them has a timer armed, else at least the time to the nearest one
+/// (which fires: the clock is resumed before anything else is done).
+async fn clock_while_idle() -> Duration {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::time::pause();
+    let paused_at = tokio::time::Instant::now();
+    // A thread outside the runtime wakes it: a `sleep` would be a timer.
+    let waker = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(1));
+        let _ = tx.send(());
+    });
+    let _ = rx.await;
+    let ran_on = paused_at.elapsed();
+    tokio::time::resume();
+    let _ = waker.join();
+    ran_on
 }

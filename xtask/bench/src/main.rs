@@ -221,10 +221,16 @@ fn run(args: &[String]) -> Result {
     }
     settings.era = era;
     // The same runtime for every client: tokio's multi-threaded default,
-    // one worker per core.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    // one worker per core. The idle cases take the current-thread runtime,
+    // the only one whose clock can be paused (see `idle.rs`).
+    let runtime = match &mem_case {
+        Some(case) if case.starts_with("idle-") => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
+        _ => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?,
+    };
     // Every case runs in a task on a worker thread, as an application's
     // code would, not on the thread blocked in `block_on` (whose wake-ups
     // cost a thread hop per answer).
