@@ -144,6 +144,17 @@ fn has_nextest() -> bool {
 
 fn test() -> Result {
     run("cargo", &["fmt", "--all", "--check"], &[])?;
+    // The bench is a workspace of its own, which `--all` does not reach.
+    run(
+        "cargo",
+        &[
+            "fmt",
+            "--manifest-path",
+            "xtask/bench/Cargo.toml",
+            "--check",
+        ],
+        &[],
+    )?;
     run(
         "cargo",
         &[
