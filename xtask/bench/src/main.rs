@@ -80,7 +80,7 @@ pub struct Settings {
     pub micro_iters: usize,
     /// Only these rows (`--only a,b`; empty: all), to profile one.
     pub only: Vec<String>,
-    /// Only this era in the stdio throughput row (`--era modern`).
+    /// Only this era in the throughput rows (`--era modern`).
     pub era: Option<bare::Era>,
 }
 
@@ -175,8 +175,8 @@ fn run(args: &[String]) -> Result {
             "--server" => server = it.next().map(PathBuf::from),
             "--out" => out = it.next().map(PathBuf::from),
             "--quick" => quick = true,
-            // Profiling aids: the stdio throughput row with these callers
-            // only, in this era only.
+            // Profiling aids: the throughput rows (stdio and HTTP) with
+            // these callers only, in this era only.
             "--callers" => {
                 let list = it.next().ok_or("--callers needs a list, such as 16,64")?;
                 let parsed: std::result::Result<Vec<usize>, _> =
@@ -206,7 +206,7 @@ fn run(args: &[String]) -> Result {
                      \x20                [--callers N,...] [--era legacy|modern]\n\
                      rows: micro latency throughput http memory large connect idle\n\
                      (and cpu, only by name: the client's CPU time per call)\n\
-                     --callers and --era narrow the stdio throughput row, to profile it"
+                     --callers and --era narrow the throughput rows (stdio, http), to profile them"
                 );
                 return Ok(());
             }
@@ -217,6 +217,7 @@ fn run(args: &[String]) -> Result {
     let mut settings = Settings::new(server, quick);
     settings.only = only;
     if let Some(callers) = callers {
+        settings.http_callers.clone_from(&callers);
         settings.callers = callers;
     }
     settings.era = era;
