@@ -12,7 +12,7 @@ use mcp_transport::{
     CancellationToken, ConnectionHandlers, Listener, RequestOptions, SharedMeta, Transport,
     TransportError,
 };
-use mcp_transport_http::HttpTransportBuilder;
+use mcp_transport_http::{HttpTransport, HttpTransportBuilder};
 use serde_json::{Value, json};
 
 fn modern_meta() -> Value {
@@ -26,6 +26,19 @@ fn modern_meta() -> Value {
 fn modern(id: i64, method: &str, mut params: Value) -> Request {
     params["_meta"] = modern_meta();
     Request::new(id, method, Some(params))
+}
+
+/// A modern `tools/call` of tool `t` as request `id`, which must complete.
+async fn call_tool_t(transport: &HttpTransport, id: i64) {
+    let request = modern(id, "tools/call", json!({"name": "t", "arguments": {}}));
+    let value = transport
+        .request(
+            request,
+            RequestOptions::new().timeout(Duration::from_secs(5)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(value["resultType"], "complete");
 }
 
 #[tokio::test]
@@ -232,15 +245,7 @@ async fn sse_answers_leave_their_connection_for_the_next_request() {
         .build(ConnectionHandlers::discard())
         .unwrap();
     for id in 1..=3 {
-        let request = modern(id, "tools/call", json!({"name": "t", "arguments": {}}));
-        let value = transport
-            .request(
-                request,
-                RequestOptions::new().timeout(Duration::from_secs(5)),
-            )
-            .await
-            .unwrap();
-        assert_eq!(value["resultType"], "complete");
+        call_tool_t(&transport, id).await;
         // Time for the stream's end to reach the client.
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
@@ -281,15 +286,7 @@ async fn a_stream_kept_open_after_its_answer_is_closed_soon_after() {
         .build(ConnectionHandlers::discard())
         .unwrap();
     let start = std::time::Instant::now();
-    let request = modern(1, "tools/call", json!({"name": "t", "arguments": {}}));
-    let value = transport
-        .request(
-            request,
-            RequestOptions::new().timeout(Duration::from_secs(5)),
-        )
-        .await
-        .unwrap();
-    assert_eq!(value["resultType"], "complete");
+    call_tool_t(&transport, 1).await;
     let answered = start.elapsed();
     assert!(
         answered < Duration::from_millis(200),

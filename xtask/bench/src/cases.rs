@@ -481,10 +481,7 @@ pub async fn throughput(settings: &Settings, wire: &Wire, report: &mut Report) -
     let rounds = THROUGHPUT_ROUNDS;
     let per_round = settings.throughput_calls.div_ceil(rounds);
     let time = settings.throughput_time / rounds as u32;
-    let eras = Era::BOTH
-        .into_iter()
-        .filter(|e| settings.era.is_none_or(|only| *e == only));
-    for era in eras {
+    for era in settings.eras() {
         let mut c = Contenders::open(settings, wire, era).await?;
         let template = &wire.era(era).call;
         let mut next_id = 10_000;

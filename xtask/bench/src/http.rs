@@ -241,10 +241,7 @@ pub async fn throughput(settings: &Settings, wire: &Wire, report: &mut Report) -
     let rounds = 10;
     let per_round = settings.http_calls.div_ceil(rounds);
     let time = settings.throughput_time / rounds as u32;
-    for era in Era::BOTH
-        .into_iter()
-        .filter(|e| settings.era.is_none_or(|only| *e == only))
-    {
+    for era in settings.eras() {
         for (answers, flags) in [("JSON", &["--json"][..]), ("SSE", &[][..])] {
             let server = HttpServer::start(&settings.server, era.flag(), flags).await?;
             let mut conns = Vec::new();

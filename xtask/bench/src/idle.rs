@@ -5,7 +5,6 @@
 //! idle-TRANSPORT-WHO-ERA`): the client-side live heap and the tokio tasks
 //! alive per connection, then one `tools/call echo` on each in turn.
 //!
-//!
 //! Tokio counts no armed timers on stable, so whether idle connections keep
 //! one is found out from the clock: the case runs on a current-thread
 //! runtime, and once the connections are idle its clock is paused for one

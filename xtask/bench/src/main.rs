@@ -89,6 +89,13 @@ impl Settings {
     pub fn runs(&self, name: &str) -> bool {
         self.only.is_empty() || self.only.iter().any(|o| o == name)
     }
+
+    /// The eras the throughput rows run in: both, or the one `--era` names.
+    pub fn eras(&self) -> impl Iterator<Item = bare::Era> + '_ {
+        bare::Era::BOTH
+            .into_iter()
+            .filter(|e| self.era.is_none_or(|only| *e == only))
+    }
 }
 
 impl Settings {

@@ -253,10 +253,12 @@ fn us(d: Duration) -> String {
 
 /// A span of (possibly virtual) time that may run to hours: `0 s` when none.
 fn seconds(d: Duration) -> String {
-    match d.as_secs_f64() {
-        0.0 => "0 s".into(),
-        s if s < 1.0 => us(d),
-        s => format!("{s:.0} s"),
+    if d.is_zero() {
+        "0 s".into()
+    } else if d < Duration::from_secs(1) {
+        us(d)
+    } else {
+        format!("{:.0} s", d.as_secs_f64())
     }
 }
 
