@@ -144,8 +144,8 @@ impl OAuthProviderBuilder {
     }
 
     /// Whether to ask for DPoP-bound tokens (RFC 9449): default
-    /// [`DpopMode::Auto`], when the authorization server or the resource
-    /// says so. The key is made by [`build`](Self::build), never shown, and
+    /// [`DpopMode::Auto`], when the protected resource says it takes them
+    /// (its metadata, or a `DPoP` challenge). The key is made by [`build`](Self::build), never shown, and
     /// kept in the token store beside the tokens bound to it (a later run
     /// needs it to present them).
     ///
