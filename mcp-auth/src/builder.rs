@@ -144,8 +144,8 @@ impl OAuthProviderBuilder {
     }
 
     /// Whether to ask for DPoP-bound tokens (RFC 9449): default
-    /// [`DpopMode::Auto`], when the authorization server or the resource
-    /// says so. The key is made by [`build`](Self::build), never shown, and
+    /// [`DpopMode::Auto`], when the protected resource says it takes them
+    /// (its metadata, or a `DPoP` challenge). The key is made by [`build`](Self::build), never shown, and
     /// kept in the token store beside the tokens bound to it (a later run
     /// needs it to present them).
     ///
@@ -173,6 +173,23 @@ impl OAuthProviderBuilder {
     /// Builds the provider, sending the flow's requests through `service`
     /// (the transport's:
     /// [`HttpTransportBuilder::http_service`](mcp_transport_http::HttpTransportBuilder::http_service)).
+    ///
+    /// Fails with [`AuthError::Config`] without an authorizer for the
+    /// authorization code flow, and for an MCP URL that is plain `http` to
+    /// a host that is not loopback (its tokens would travel in clear),
+    /// unless [`allow_insecure_http`](Self::allow_insecure_http).
+    ///
+    /// ```
+    /// use mcp_auth::{AuthError, HeadlessAuthorizer, OAuthProvider};
+    /// use mcp_transport_http::HttpTransportBuilder;
+    ///
+    /// let url = "http://mcp.example.com/mcp";
+    /// let service = HttpTransportBuilder::new(url).http_service().unwrap();
+    /// let built = OAuthProvider::builder(url)
+    ///     .authorizer(HeadlessAuthorizer::new(service.clone()))
+    ///     .build(service);
+    /// assert!(matches!(built, Err(AuthError::Config(_))));
+    /// ```
     pub fn build(self, service: HttpService) -> Result<OAuthProvider, AuthError> {
         let origin = origin(&self.mcp_url)
             .ok_or_else(|| AuthError::Config(format!("{:?} is not a URL", self.mcp_url)))?;
@@ -188,17 +205,28 @@ impl OAuthProviderBuilder {
         } else {
             AddressPolicy::default()
         };
+        let fetcher = Fetcher {
+            service,
+            timeout: self.timeout,
+            insecure_http: self.insecure_http,
+            addresses,
+            dpop: None,
+        };
+        // The token goes to the MCP server on every request: the rule of
+        // the authorization servers' URLs holds for it too. The message
+        // names the origin only (a query may hold a credential).
+        fetcher.check_url(&self.mcp_url).map_err(|_| {
+            AuthError::Config(format!(
+                "the MCP server {origin} is neither https nor http on a loopback host: \
+                 its access tokens would travel in clear; use https (or, for a test \
+                 setup only, allow_insecure_http(true))"
+            ))
+        })?;
         Ok(OAuthProvider {
             inner: Arc::new(Inner {
                 mcp_url: self.mcp_url,
                 origin,
-                fetcher: Fetcher {
-                    service,
-                    timeout: self.timeout,
-                    insecure_http: self.insecure_http,
-                    addresses,
-                    dpop: None,
-                },
+                fetcher,
                 profile: ClientProfile {
                     client_name: self.client_name,
                     redirect_uri: self.redirect_uri,

@@ -31,6 +31,11 @@ const ALGORITHM: &str = "ES256";
 /// tokens (RFC 9449). Whatever the mode, a token is presented as its
 /// `token_type` says: `DPoP` with a proof, `Bearer` without.
 ///
+/// What counts is the protected resource (the MCP server), which has to
+/// take the token: an authorization server that lists DPoP (as most do)
+/// says nothing about the resource, and a resource that knows only
+/// `Bearer` refuses a DPoP-bound token.
+///
 /// ```
 /// use mcp_auth::{DpopMode, HeadlessAuthorizer, OAuthProvider};
 /// use mcp_transport_http::HttpTransportBuilder;
@@ -51,25 +56,65 @@ const ALGORITHM: &str = "ES256";
 pub enum DpopMode {
     /// Never: token requests carry no proof, so tokens come unbound.
     Off,
-    /// Always: every token request carries a proof, whatever the metadata
-    /// says (a server that does not know DPoP ignores the header).
+    /// Always: every token request carries a proof, whatever the servers
+    /// say (a server that does not know DPoP ignores the header; a
+    /// resource that knows only `Bearer` then refuses the bound token).
     On,
-    /// When the authorization server lists `ES256` in
-    /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1), or the
-    /// resource metadata says `dpop_bound_access_tokens_required`
-    /// (RFC 9728 §2). The default.
+    /// When the protected resource says it takes DPoP-bound tokens: its
+    /// metadata (RFC 9728 §2) lists `ES256` in
+    /// `dpop_signing_alg_values_supported` or says
+    /// `dpop_bound_access_tokens_required`, or one of the challenges of its
+    /// 401 (`WWW-Authenticate`) is `DPoP` (RFC 9449 §7.1). What the
+    /// authorization server lists is not enough. A bound token (one stored
+    /// by an earlier run, say) that the resource refuses with challenges of
+    /// which none is `DPoP` leads to one fresh authorization, for a
+    /// `Bearer` token. The default.
     #[default]
     Auto,
 }
 
+/// What a protected resource says about DPoP, for [`DpopMode::wanted`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ResourceDpop {
+    /// Its metadata lists `ES256` in `dpop_signing_alg_values_supported`.
+    pub(crate) lists_es256: bool,
+    /// Its metadata says `dpop_bound_access_tokens_required`.
+    pub(crate) required: bool,
+    /// One of its challenges is `DPoP`.
+    pub(crate) challenged: bool,
+    /// It refused a DPoP-bound token with challenges of which none is
+    /// `DPoP`: whatever its metadata says, it takes `Bearer` only.
+    pub(crate) refused_bound: bool,
+}
+
+impl ResourceDpop {
+    /// From the resource's metadata (if it serves any) and its challenges.
+    pub(crate) fn new(
+        metadata: Option<&crate::ResourceMetadata>,
+        challenge: &crate::BearerChallenge,
+        refused_bound: bool,
+    ) -> ResourceDpop {
+        ResourceDpop {
+            lists_es256: metadata
+                .and_then(|m| m.dpop_signing_alg_values_supported.as_deref())
+                .is_some_and(|algs| algs.iter().any(|a| a == ALGORITHM)),
+            required: metadata.is_some_and(|m| m.dpop_bound_access_tokens_required),
+            challenged: challenge.offers_dpop(),
+            refused_bound,
+        }
+    }
+}
+
 impl DpopMode {
-    /// Whether to send proofs to an authorization server that lists `algs`
-    /// for a resource that does (`true`) or does not require bound tokens.
-    pub(crate) fn wanted(self, algs: Option<&[String]>, required: bool) -> bool {
+    /// Whether to send proofs with the token requests for this resource.
+    pub(crate) fn wanted(self, resource: ResourceDpop) -> bool {
         match self {
             DpopMode::Off => false,
             DpopMode::On => true,
-            DpopMode::Auto => required || algs.is_some_and(|a| a.iter().any(|x| x == ALGORITHM)),
+            DpopMode::Auto => {
+                !resource.refused_bound
+                    && (resource.required || resource.lists_es256 || resource.challenged)
+            }
         }
     }
 }
@@ -434,16 +479,73 @@ mod tests {
         assert_eq!(a.thumbprint(), b.thumbprint(), "kept on a bad one");
     }
 
+    fn prm(extra: Value) -> crate::ResourceMetadata {
+        let mut m = json!({
+            "resource": "http://localhost:3001/mcp",
+            "authorization_servers": ["http://localhost:3002"],
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            m[k] = v.clone();
+        }
+        serde_json::from_value(m).unwrap()
+    }
+
+    fn auto(metadata: Option<&crate::ResourceMetadata>, header: &str, refused: bool) -> bool {
+        let challenge = crate::BearerChallenge::parse(header);
+        DpopMode::Auto.wanted(ResourceDpop::new(metadata, &challenge, refused))
+    }
+
     #[test]
-    fn auto_follows_the_metadata() {
-        let es = vec!["ES256".to_owned()];
-        let rs = vec!["RS256".to_owned()];
-        assert!(DpopMode::Auto.wanted(Some(&es), false));
-        assert!(!DpopMode::Auto.wanted(Some(&rs), false));
-        assert!(!DpopMode::Auto.wanted(None, false));
-        assert!(DpopMode::Auto.wanted(None, true));
-        assert!(DpopMode::On.wanted(None, false));
-        assert!(!DpopMode::Off.wanted(Some(&es), true));
+    fn auto_follows_the_resource_not_the_authorization_server() {
+        let plain = prm(json!({}));
+        let bearer = r#"Bearer error="invalid_token", resource_metadata="http://h/p""#;
+        // The authorization server's listing is not an input at all: a
+        // resource that says nothing of DPoP, and challenges with Bearer,
+        // gets Bearer tokens.
+        assert!(!auto(Some(&plain), bearer, false));
+        assert!(!auto(None, bearer, false));
+        assert!(!auto(None, "", false));
+        // The resource's metadata says so.
+        let es = prm(json!({"dpop_signing_alg_values_supported": ["ES256"]}));
+        let rs = prm(json!({"dpop_signing_alg_values_supported": ["RS256"]}));
+        let required = prm(json!({"dpop_bound_access_tokens_required": true}));
+        assert!(auto(Some(&es), bearer, false));
+        assert!(!auto(Some(&rs), bearer, false));
+        assert!(auto(Some(&required), "", false));
+        // Or a DPoP challenge, anywhere among its challenges.
+        assert!(auto(
+            Some(&plain),
+            r#"Bearer realm="x", DPoP algs="ES256""#,
+            false
+        ));
+        // A resource that refused a bound token with Bearer challenges only
+        // takes Bearer, whatever its metadata says.
+        assert!(!auto(Some(&es), bearer, true));
+        assert!(DpopMode::On.wanted(ResourceDpop::default()));
+        assert!(!DpopMode::Off.wanted(ResourceDpop {
+            required: true,
+            challenged: true,
+            ..ResourceDpop::default()
+        }));
+    }
+
+    /// The exact inputs of the official `auth/dpop` and `auth/dpop-nonce`
+    /// scenarios: resource metadata without DPoP fields, and a first 401
+    /// whose only challenge is `DPoP`: its scheme is the only signal.
+    #[test]
+    fn the_conformance_dpop_scenarios_get_bound_tokens() {
+        let metadata = prm(json!({"scopes_supported": ["mcp:basic"]}));
+        let url = "http://localhost:3001/.well-known/oauth-protected-resource/mcp";
+        assert!(auto(
+            Some(&metadata),
+            &format!(r#"DPoP resource_metadata="{url}""#),
+            false
+        ));
+        assert!(auto(
+            Some(&metadata),
+            &format!(r#"DPoP error="use_dpop_nonce", resource_metadata="{url}""#),
+            false
+        ));
     }
 
     #[test]

@@ -144,11 +144,24 @@ impl Fetcher {
         request: oauth2::HttpRequest,
     ) -> Result<oauth2::HttpResponse, FetchError> {
         let (parts, body) = request.into_parts();
+        let url = parts.uri.to_string();
         let request = http::Request::from_parts(parts, Bytes::from(body));
-        let answer = self
-            .token_request(request)
-            .await
-            .map_err(|e| FetchError(e.to_string()))?;
+        let answer = self.token_request(request).await.map_err(|e| {
+            FetchError(match e {
+                AuthError::Http(cause) => {
+                    format!("the token endpoint could not be reached: {cause}")
+                }
+                other => other.to_string(),
+            })
+        })?;
+        // A server error is no answer to the grant, whatever its body
+        // says: it reads as a failed request, not as a refusal.
+        if answer.status.is_server_error() {
+            return Err(FetchError(format!(
+                "the token endpoint {url} answered {}",
+                answer.status
+            )));
+        }
         let mut response = http::Response::new(answer.body.to_vec());
         *response.status_mut() = answer.status;
         *response.headers_mut() = answer.headers;

@@ -26,13 +26,19 @@
 //!   `offline_access` only when the authorization server lists it;
 //!   step-up on 403 `insufficient_scope` with the union of scopes, never
 //!   again for scopes already granted.
-//! * **Refresh** before expiry and on 401; a refused refresh leads to a
-//!   fresh authorization, once per request. One refresh or authorization
-//!   at a time: concurrent requests wait for it.
+//! * **Refresh** before expiry and on 401; a refused refresh
+//!   (`invalid_grant`, or a refreshed token refused again) leads to a
+//!   fresh authorization, once per request. A token endpoint that cannot
+//!   be reached, or answers a server error, ends nothing: the request
+//!   fails with [`AuthError::RefreshUnavailable`] and the login is kept.
+//!   One refresh or authorization at a time: concurrent requests wait for
+//!   it.
 //! * **Client credentials** (secret or private-key JWT) for machines.
-//! * **DPoP** (RFC 9449, SEP-1932), when the authorization server lists
-//!   `ES256` in `dpop_signing_alg_values_supported` or the resource
-//!   requires bound tokens ([`DpopMode`]): an ES256 key made per provider,
+//! * **DPoP** (RFC 9449, SEP-1932), when the protected resource says it
+//!   takes bound tokens: in its metadata, or with a `DPoP` challenge
+//!   ([`DpopMode`]; what the authorization server lists is not enough,
+//!   since a resource that knows only `Bearer` refuses a bound token): an
+//!   ES256 key made per provider,
 //!   a proof on every token request, a DPoP-bound token sent as
 //!   `Authorization: DPoP …` with a fresh proof on each request, and the
 //!   servers' nonces (`use_dpop_nonce`) kept per origin and honoured.
@@ -163,4 +169,19 @@ pub enum AuthError {
     /// The application's [`Authorizer`] failed.
     #[error("the authorizer failed: {0}")]
     Authorizer(String),
+    /// The access token was due for refresh, and the token endpoint could
+    /// not be reached, or answered a server error or something unreadable.
+    /// The login and the stored tokens are kept, and nothing went to the
+    /// MCP server: the request may be sent again, and the next one tries
+    /// the refresh again. Through the transport, a request fails with
+    /// `TransportError::Unreachable` (nothing was sent, safe to send again)
+    /// whose cause says this.
+    #[error(
+        "the access token could not be refreshed: {cause}; the login is kept, and the next request refreshes again"
+    )]
+    RefreshUnavailable {
+        /// What failed: the token endpoint could not be reached, or what
+        /// it answered.
+        cause: String,
+    },
 }

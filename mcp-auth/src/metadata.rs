@@ -23,6 +23,10 @@ pub struct ResourceMetadata {
     /// Whether the resource takes DPoP-bound tokens only (RFC 9728 §2).
     #[serde(default)]
     pub dpop_bound_access_tokens_required: bool,
+    /// The JWS algorithms the resource takes in DPoP proofs (RFC 9728 §2):
+    /// listed, the resource takes DPoP-bound tokens.
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 /// Authorization server metadata, the fields the flow uses.

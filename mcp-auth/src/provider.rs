@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
+use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use http::{HeaderMap, HeaderValue};
 use mcp_transport_http::{AuthChallenge, BoxError, HeaderProvider};
 use tokio::sync::Mutex;
 
 use crate::builder::OAuthProviderBuilder;
 use crate::challenge::BearerChallenge;
 use crate::client::{ClientProfile, Registration, identify};
-use crate::dpop::{Dpop, USE_DPOP_NONCE};
+use crate::dpop::{Dpop, DpopMode, ResourceDpop, USE_DPOP_NONCE};
 use crate::fetch::{Fetcher, origin};
 use crate::flow::{CodeRequest, authorization_code, client_credentials, refresh};
 use crate::grants::AssertionGrant;
@@ -55,6 +56,10 @@ pub(crate) struct State {
     registrations: HashMap<String, Registration>,
     /// The scopes of the last authorization request.
     requested: Vec<String>,
+    /// When a refresh last failed without the grant being refused, and
+    /// why: requests that waited for that try fail with it rather than
+    /// each trying again.
+    refresh_unavailable: Option<(Instant, String)>,
 }
 
 impl std::fmt::Debug for dyn Authorizer {
@@ -92,12 +97,19 @@ impl OAuthProvider {
     pub async fn authorize(&self) -> Result<(), AuthError> {
         let mut state = self.inner.lock_state().await;
         self.inner
-            .authorize(&mut state, &BearerChallenge::default(), None)
+            .authorize(&mut state, &BearerChallenge::default(), None, false)
             .await
     }
 }
 
 impl Inner {
+    /// Keeps `e` for [`OAuthProvider::last_error`].
+    fn remember(&self, e: &AuthError) {
+        if let Ok(mut last) = self.last_error.lock() {
+            *last = Some(e.to_string());
+        }
+    }
+
     /// The state, read from the store on first use.
     async fn lock_state(&self) -> tokio::sync::MutexGuard<'_, State> {
         let mut state = self.state.lock().await;
@@ -145,11 +157,14 @@ impl Inner {
     }
 
     /// Discovery, identity and a grant; the new session replaces the old.
+    /// `refused_bound`: the resource refused a DPoP-bound token with
+    /// challenges of which none is `DPoP`.
     async fn authorize(
         &self,
         state: &mut State,
         challenge: &BearerChallenge,
         scopes: Option<Vec<String>>,
+        refused_bound: bool,
     ) -> Result<(), AuthError> {
         let prm = fetch_resource_metadata(
             &self.fetcher,
@@ -217,13 +232,10 @@ impl Inner {
             }
         };
         state.requested = scopes.clone();
-        let dpop = self.dpop.clone().filter(|d| {
-            d.mode.wanted(
-                metadata.dpop_signing_alg_values_supported.as_deref(),
-                prm.as_ref()
-                    .is_some_and(|p| p.dpop_bound_access_tokens_required),
-            )
-        });
+        // The resource has to take the token: what it says decides, not
+        // what the authorization server offers.
+        let resource_dpop = ResourceDpop::new(prm.as_ref(), challenge, refused_bound);
+        let dpop = self.dpop.clone().filter(|d| d.mode.wanted(resource_dpop));
         let used_dpop = dpop.is_some();
         let fetcher = self.fetcher.with_dpop(dpop);
         let tokens = match (&self.authorizer, &self.assertion) {
@@ -282,7 +294,10 @@ impl Inner {
         Ok(())
     }
 
-    /// Refreshes the session's token; a refused refresh ends the session.
+    /// Refreshes the session's token. Only a refusal of the grant ends the
+    /// session; a token endpoint that cannot be reached, or answers a
+    /// server error or something unreadable, leaves the session and the
+    /// stored tokens as they are and gives [`AuthError::RefreshUnavailable`].
     async fn refresh(&self, state: &mut State) -> Result<(), AuthError> {
         let Some(session) = &state.session else {
             return Err(AuthError::Config("nothing to refresh".into()));
@@ -305,6 +320,7 @@ impl Inner {
         match outcome {
             Ok(tokens) => {
                 tracing::debug!("refreshed the access token");
+                state.refresh_unavailable = None;
                 if let Some(s) = state.session.as_mut() {
                     s.tokens = tokens;
                     s.obtained = Instant::now();
@@ -312,6 +328,19 @@ impl Inner {
                 }
                 self.persist(state);
                 Ok(())
+            }
+            Err(e) if says_nothing_of_the_grant(&e) => {
+                let cause = match e {
+                    AuthError::Http(m) | AuthError::Protocol(m) => m,
+                    other => other.to_string(),
+                };
+                tracing::debug!(%cause, "the refresh did not go through; the tokens are kept");
+                // Due now: the next request tries again before it is sent.
+                if let Some(s) = state.session.as_mut() {
+                    s.tokens.refresh_at = Some(Instant::now());
+                }
+                state.refresh_unavailable = Some((Instant::now(), cause.clone()));
+                Err(AuthError::RefreshUnavailable { cause })
             }
             Err(e) => {
                 tracing::debug!(error = %e, "the refresh was refused; the tokens are dropped");
@@ -352,19 +381,38 @@ impl Inner {
                 let dead = state.session.as_ref().is_some_and(|s| {
                     s.refreshed_on_challenge && s.obtained.elapsed() < Duration::from_secs(60)
                 });
+                let (refused_bound, wants_bound) = self.wrong_kind(&state, &challenge);
+                // A refresh keeps the token's kind: a token of the kind the
+                // resource does not take needs a fresh authorization.
                 if !dead
+                    && !refused_bound
+                    && !wants_bound
                     && state
                         .session
                         .as_ref()
                         .is_some_and(|s| s.tokens.refresh.is_some())
-                    && self.refresh(&mut state).await.is_ok()
                 {
-                    if let Some(s) = state.session.as_mut() {
-                        s.refreshed_on_challenge = true;
+                    match self.refresh(&mut state).await {
+                        Ok(()) => {
+                            if let Some(s) = state.session.as_mut() {
+                                s.refreshed_on_challenge = true;
+                            }
+                            return Ok(true);
+                        }
+                        // The authorization server is out of reach: a
+                        // fresh authorization would meet it too.
+                        Err(e @ AuthError::RefreshUnavailable { .. }) => return Err(e),
+                        Err(_) => {}
                     }
-                    return Ok(true);
                 }
-                self.authorize(&mut state, &challenge, None).await?;
+                if refused_bound {
+                    tracing::debug!(
+                        "the resource refused the DPoP-bound token and offers no DPoP; \
+                         authorizing afresh for a Bearer token"
+                    );
+                }
+                self.authorize(&mut state, &challenge, None, refused_bound)
+                    .await?;
                 Ok(true)
             }
             403 if challenge.is_insufficient_scope() => {
@@ -382,11 +430,47 @@ impl Inner {
                     }
                 }
                 tracing::debug!(scopes = ?union, "step-up authorization");
-                self.authorize(&mut state, &challenge, Some(union)).await?;
+                self.authorize(&mut state, &challenge, Some(union), false)
+                    .await?;
                 Ok(true)
             }
             _ => Ok(false),
         }
+    }
+
+    /// With [`DpopMode::Auto`], whether the session's token is of a kind
+    /// the refusing resource does not take: a DPoP-bound one refused with
+    /// challenges of which none is `DPoP` (the resource knows only
+    /// `Bearer`), or one obtained without proofs refused with `DPoP`
+    /// challenges only.
+    fn wrong_kind(&self, state: &State, challenge: &BearerChallenge) -> (bool, bool) {
+        let auto = self.dpop.as_ref().is_some_and(|d| d.mode == DpopMode::Auto);
+        let Some(session) = state.session.as_ref().filter(|_| auto) else {
+            return (false, false);
+        };
+        let said = !challenge.schemes.is_empty();
+        let bearer = challenge
+            .schemes
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case("bearer"));
+        let refused_bound = session.tokens.bound && said && !challenge.offers_dpop();
+        let wants_bound = !session.dpop && challenge.offers_dpop() && !bearer;
+        (refused_bound, wants_bound)
+    }
+}
+
+/// Whether a failed refresh leaves the grant standing: the token endpoint
+/// could not be reached or timed out, answered a server error (5xx,
+/// `server_error`, `temporarily_unavailable`) or a body that is no OAuth
+/// answer. Only a refusal (`invalid_grant`, `invalid_client`, ...) ends
+/// the session.
+fn says_nothing_of_the_grant(e: &AuthError) -> bool {
+    match e {
+        AuthError::Grant { error, .. } => {
+            error == "server_error" || error == "temporarily_unavailable"
+        }
+        AuthError::Http(_) | AuthError::Protocol(_) => true,
+        _ => false,
     }
 }
 
@@ -396,6 +480,7 @@ impl HeaderProvider for OAuthProvider {
         request: &http::request::Parts,
     ) -> BoxFuture<'static, Result<HeaderMap, BoxError>> {
         let inner = self.inner.clone();
+        let asked = Instant::now();
         let (method, uri) = (request.method.clone(), request.uri.to_string());
         // Only the MCP server's own origin ever sees the token.
         let same_origin = origin(&uri).as_deref() == Some(&inner.origin);
@@ -410,9 +495,26 @@ impl HeaderProvider for OAuthProvider {
                     && s.tokens.refresh_at.is_some_and(|at| at <= Instant::now())
             });
             if expiring {
-                // A failed refresh leaves no token; the 401 that follows
-                // runs the flow.
-                let _ = inner.refresh(&mut state).await;
+                // A refresh that failed while this request waited is not
+                // tried again at once by every waiting request.
+                if let Some((at, cause)) = &state.refresh_unavailable
+                    && *at > asked
+                {
+                    let cause = cause.clone();
+                    return Err(AuthError::RefreshUnavailable { cause }.into());
+                }
+                match inner.refresh(&mut state).await {
+                    Ok(()) => {}
+                    // The login is kept; the request fails with nothing
+                    // sent, and may be sent again.
+                    Err(e @ AuthError::RefreshUnavailable { .. }) => {
+                        inner.remember(&e);
+                        return Err(e.into());
+                    }
+                    // A refused refresh leaves no token; the 401 that
+                    // follows runs the flow.
+                    Err(_) => {}
+                }
             }
             if let Some(session) = &state.session {
                 let token = session.tokens.access.expose();
@@ -446,11 +548,23 @@ impl HeaderProvider for OAuthProvider {
         let status = challenge.status;
         let refused_at = Instant::now();
         let same_origin = origin(&challenge.uri.to_string()).as_deref() == Some(&inner.origin);
-        let parsed = challenge
-            .www_authenticate
-            .as_deref()
-            .map(BearerChallenge::parse)
-            .unwrap_or_default();
+        // Every challenge of every `WWW-Authenticate` line: a `DPoP` one
+        // need not come first.
+        let lines: Vec<&str> = challenge
+            .headers
+            .get_all(WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        let parsed = if lines.is_empty() {
+            challenge
+                .www_authenticate
+                .as_deref()
+                .map(BearerChallenge::parse)
+                .unwrap_or_default()
+        } else {
+            BearerChallenge::parse(&lines.join(", "))
+        };
         // RFC 9449 §9: the proof lacked the server's nonce, which came with
         // the refusal: the same token with a new proof is the answer.
         let nonce_given = same_origin
@@ -481,9 +595,7 @@ impl HeaderProvider for OAuthProvider {
                 Ok(again) => again,
                 Err(e) => {
                     tracing::warn!(error = %e, "authorization did not go through");
-                    if let Ok(mut last) = inner.last_error.lock() {
-                        *last = Some(e.to_string());
-                    }
+                    inner.remember(&e);
                     false
                 }
             }

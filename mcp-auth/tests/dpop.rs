@@ -38,6 +38,12 @@ struct World {
     rs_nonce: bool,
     /// The MCP endpoint hands a new nonce on each success.
     rotate_rs_nonce: bool,
+    /// The MCP endpoint knows only `Bearer` (as the Python and TypeScript
+    /// SDKs' bearer middleware): its challenges are `Bearer`, and it
+    /// refuses the `DPoP` scheme.
+    rs_bearer_only: bool,
+    /// Requests the Bearer-only endpoint refused for their `DPoP` scheme.
+    refused_dpop: u32,
     /// The current MCP nonce.
     rs_current: u32,
     expires_in: u64,
@@ -321,6 +327,9 @@ fn rs_nonce(w: &World) -> String {
 
 fn mcp(base: &str, w: &mut World, seen: &Seen) -> Response<Body> {
     let prm = format!("{base}/.well-known/oauth-protected-resource/mcp");
+    if w.rs_bearer_only {
+        return bearer_only_mcp(&prm, w, seen);
+    }
     let Some(authorization) = seen.header("authorization") else {
         return answer(
             StatusCode::UNAUTHORIZED,
@@ -388,6 +397,41 @@ fn mcp(base: &str, w: &mut World, seen: &Seen) -> Response<Body> {
     answer(
         StatusCode::OK,
         &headers,
+        json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}),
+    )
+}
+
+/// A resource that knows only `Bearer`: any known token, sent as
+/// `Bearer` without a proof, is taken (such a resource does not look at
+/// `cnf`); anything else is refused with a `Bearer` challenge.
+fn bearer_only_mcp(prm: &str, w: &mut World, seen: &Seen) -> Response<Body> {
+    let refuse = |error: &str| {
+        answer(
+            StatusCode::UNAUTHORIZED,
+            &[(
+                "www-authenticate",
+                format!(r#"Bearer {error}resource_metadata="{prm}""#),
+            )],
+            json!({"error": "invalid_token"}),
+        )
+    };
+    let Some(authorization) = seen.header("authorization") else {
+        return refuse("");
+    };
+    let Some(token) = authorization.strip_prefix("Bearer ") else {
+        w.refused_dpop += 1;
+        return refuse(r#"error="invalid_token", "#);
+    };
+    if !w.tokens.contains_key(token) {
+        return refuse(r#"error="invalid_token", "#);
+    }
+    if seen.headers.contains_key("dpop") {
+        w.faults.push("a Bearer token sent with a proof".into());
+    }
+    let message: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
+    answer(
+        StatusCode::OK,
+        &[],
         json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}),
     )
 }
@@ -534,9 +578,10 @@ async fn a_refresh_carries_a_proof_and_the_new_token_is_bound_too() {
 }
 
 #[tokio::test]
-async fn auto_without_metadata_for_it_and_off_stay_with_bearer() {
-    for (advertise, mode) in [(false, DpopMode::Auto), (true, DpopMode::Off)] {
-        let servers = Servers::start(|w| w.advertise_dpop = advertise).await;
+async fn auto_for_a_bearer_only_resource_and_off_stay_with_bearer() {
+    // The authorization server lists ES256 in both runs.
+    for (bearer_only, mode) in [(true, DpopMode::Auto), (false, DpopMode::Off)] {
+        let servers = Servers::start(|w| w.rs_bearer_only = bearer_only).await;
         let t = transport(&servers.mcp_url(), provider(&servers.mcp_url(), mode));
         send(&t, 1, "tools/list").await.unwrap();
         assert_eq!(servers.faults(), Vec::<String>::new());
@@ -549,6 +594,124 @@ async fn auto_without_metadata_for_it_and_off_stay_with_bearer() {
         );
         t.close().await;
     }
+}
+
+#[tokio::test]
+async fn auto_binds_for_a_dpop_challenge_though_nothing_else_says_dpop() {
+    // As in the official `auth/dpop` scenario, but with an authorization
+    // server that lists nothing either: the resource's challenge decides.
+    let servers = Servers::start(|w| w.advertise_dpop = false).await;
+    let t = transport(
+        &servers.mcp_url(),
+        provider(&servers.mcp_url(), DpopMode::Auto),
+    );
+    send(&t, 1, "tools/list").await.unwrap();
+    assert_eq!(servers.faults(), Vec::<String>::new());
+    assert!(servers.seen_at("/token")[0].headers.contains_key("dpop"));
+    assert_eq!(
+        servers
+            .seen_at("/mcp")
+            .last()
+            .unwrap()
+            .header("authorization"),
+        Some("DPoP access-1")
+    );
+    t.close().await;
+}
+
+#[tokio::test]
+async fn a_login_then_calls_to_a_bearer_only_resource_behind_a_dpop_authorization_server() {
+    // The resource's metadata has no DPoP fields, its challenges are
+    // Bearer, it refuses the DPoP scheme; the authorization server lists
+    // ES256 (as oidc-provider, Keycloak, Okta and Auth0 do).
+    let servers = Servers::start(|w| w.rs_bearer_only = true).await;
+    let oauth = provider(&servers.mcp_url(), DpopMode::Auto);
+    // `mcp login`: the flow before any request.
+    oauth.authorize().await.unwrap();
+    let t = transport(&servers.mcp_url(), oauth.clone());
+    for id in 1..=3 {
+        send(&t, id, "tools/list").await.unwrap();
+    }
+    assert_eq!(servers.faults(), Vec::<String>::new());
+    let token = servers.seen_at("/token");
+    assert_eq!(token.len(), 1, "one grant, no refresh");
+    assert!(!token[0].headers.contains_key("dpop"), "no proof");
+    let mcp = servers.seen_at("/mcp");
+    assert_eq!(mcp.len(), 3, "each call once, none refused");
+    for seen in &mcp {
+        assert_eq!(seen.header("authorization"), Some("Bearer access-1"));
+    }
+    t.close().await;
+}
+
+#[tokio::test]
+async fn a_stored_bound_token_for_a_bearer_only_resource_leads_to_one_fresh_authorization() {
+    let servers = Servers::start(|_| {}).await;
+    let dir =
+        std::env::temp_dir().join(format!("mcp-auth-dpop-bearer-only-{}", std::process::id()));
+    let path = dir.join("tokens.json");
+    let with_store = || {
+        let url = servers.mcp_url();
+        let service = HttpTransportBuilder::new(&url).http_service().unwrap();
+        OAuthProvider::builder(&url)
+            .redirect_uri("http://127.0.0.1:9/callback")
+            .authorizer(HeadlessAuthorizer::new(service.clone()))
+            .store(mcp_auth::FileStore::new(&path))
+            .build(service)
+            .unwrap()
+    };
+    // A run against the resource while it took DPoP stored a bound token.
+    let first = transport(&servers.mcp_url(), with_store());
+    send(&first, 1, "tools/list").await.unwrap();
+    first.close().await;
+    assert_eq!(
+        servers
+            .seen_at("/mcp")
+            .last()
+            .unwrap()
+            .header("authorization"),
+        Some("DPoP access-1")
+    );
+    // Now it knows only Bearer.
+    servers.world.lock().unwrap().rs_bearer_only = true;
+    let second = transport(&servers.mcp_url(), with_store());
+    for id in 1..=3 {
+        send(&second, id, "tools/list").await.unwrap();
+    }
+    second.close().await;
+    assert_eq!(servers.faults(), Vec::<String>::new());
+    assert_eq!(
+        servers.world.lock().unwrap().refused_dpop,
+        1,
+        "refused once"
+    );
+    let grants: Vec<(String, bool)> = servers
+        .seen_at("/token")
+        .iter()
+        .map(|s| {
+            (
+                s.form()["grant_type"].clone(),
+                s.headers.contains_key("dpop"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        grants,
+        [
+            ("authorization_code".to_owned(), true),
+            ("authorization_code".to_owned(), false)
+        ],
+        "one fresh authorization, without proofs, and no refresh of the bound token"
+    );
+    assert_eq!(
+        servers
+            .seen_at("/mcp")
+            .last()
+            .unwrap()
+            .header("authorization"),
+        Some("Bearer access-2")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

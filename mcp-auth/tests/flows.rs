@@ -127,31 +127,49 @@ async fn invalid_grant_leads_to_one_fresh_authorization_not_a_loop() {
     );
     assert_eq!(server.seen_at("/authorize").len(), 2);
 
-    // A server that refuses every token: each request costs at most one
-    // authorization, and fails with the 401.
-    server.behave(|b| b.expires_in = 3600);
-    let refuse_all = tokio::spawn({
-        let behaviour = server.behaviour.clone();
-        async move {
-            for _ in 0..200 {
-                behaviour.lock().unwrap().tokens.clear();
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-            }
-        }
+    // A server that refuses every token: each request costs one refresh
+    // or one authorization, never more, and fails with the 401; a
+    // refreshed token refused again ends the grant (the next request
+    // authorizes afresh rather than refreshing again).
+    server.behave(|b| {
+        b.refuse_refresh = false;
+        b.refuse_all = true;
     });
-    let before = server.seen_at("/authorize").len();
-    let outcome = send(&t, 3, "tools/list").await;
-    refuse_all.abort();
-    if outcome.is_err() {
+    let grants = || -> Vec<String> {
+        server
+            .seen_at("/token")
+            .iter()
+            .map(|s| s.form()["grant_type"].clone())
+            .collect()
+    };
+    let before = grants().len();
+    let authorized = server.seen_at("/authorize").len();
+    for id in 3..=6 {
+        let outcome = send(&t, id, "tools/list").await;
         assert!(
             matches!(
                 outcome,
                 Err(TransportError::AuthorizationRequired { status: 401, .. })
             ),
-            "{outcome:?}"
+            "request {id}: {outcome:?}"
         );
     }
-    assert!(server.seen_at("/authorize").len() <= before + 1);
+    assert_eq!(
+        grants()[before..],
+        [
+            "refresh_token",
+            "authorization_code",
+            "refresh_token",
+            "authorization_code"
+        ],
+        "one grant per request: a refresh, then, that refreshed token refused, an authorization"
+    );
+    assert_eq!(server.seen_at("/authorize").len(), authorized + 2);
+    // Each request was sent twice (the token, then the new one), no more.
+    let mcp = server.seen_at("/mcp").len();
+    let outcome = send(&t, 7, "tools/list").await;
+    assert!(outcome.is_err(), "{outcome:?}");
+    assert_eq!(server.seen_at("/mcp").len(), mcp + 2);
     t.close().await;
 }
 

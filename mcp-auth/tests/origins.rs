@@ -135,3 +135,35 @@ async fn nothing_secret_in_debug_output_or_trace_logs() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_plain_http_mcp_server_off_loopback_gets_no_provider() {
+    let build = |url: &str, insecure: bool| {
+        let service = mcp_transport_http::HttpTransportBuilder::new(url)
+            .http_service()
+            .unwrap();
+        mcp_auth::OAuthProvider::builder(url)
+            .authorizer(mcp_auth::HeadlessAuthorizer::new(service.clone()))
+            .allow_insecure_http(insecure)
+            .build(service)
+    };
+    let url = "http://mcp.example.com/mcp?api_key=k3y";
+    match build(url, false) {
+        Err(mcp_auth::AuthError::Config(message)) => {
+            assert!(message.contains("http://mcp.example.com"), "{message}");
+            assert!(message.contains("https"), "{message}");
+            assert!(!message.contains("k3y"), "no query in errors: {message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Loopback, https, and a test setup that asks for it, are built.
+    for (url, insecure) in [
+        ("http://127.0.0.1:9/mcp", false),
+        ("http://localhost:9/mcp", false),
+        ("http://[::1]:9/mcp", false),
+        ("https://mcp.example.com/mcp", false),
+        ("http://mcp.example.com/mcp", true),
+    ] {
+        assert!(build(url, insecure).is_ok(), "{url}");
+    }
+}

@@ -92,6 +92,10 @@ pub struct Behaviour {
     pub refuse_refreshed: bool,
     /// Accept any `access-…` token (one issued by another server).
     pub accept_any_access: bool,
+    /// The MCP endpoint refuses every token, known or not.
+    pub refuse_all: bool,
+    /// `/token` answers this status and body to everything (an outage).
+    pub token_outage: Option<(u16, String)>,
     /// Tokens the MCP endpoint accepts, with their scopes.
     pub tokens: HashMap<String, Vec<String>>,
     /// The last authorization request's scopes.
@@ -115,6 +119,8 @@ impl Default for Behaviour {
             authorization_server: None,
             redirect_mcp_to: None,
             accept_any_access: false,
+            refuse_all: false,
+            token_outage: None,
             refuse_refreshed: false,
             tokens: HashMap::new(),
             last_scope: Vec::new(),
@@ -332,6 +338,10 @@ fn jwt_bearer(b: &mut Behaviour, seen: &Seen) -> Response<Body> {
 }
 
 fn token(b: &mut Behaviour, seen: &Seen) -> Response<Body> {
+    if let Some((status, body)) = &b.token_outage {
+        let status = StatusCode::from_u16(*status).unwrap();
+        return full(status, "text/html", body.clone());
+    }
     let expected = basic(CLIENT_ID, CLIENT_SECRET);
     if seen.header("authorization") != Some(expected.as_str()) {
         return json_answer(StatusCode::UNAUTHORIZED, json!({"error": "invalid_client"}));
@@ -379,9 +389,12 @@ fn mcp(base: &str, b: &mut Behaviour, seen: &Seen) -> Response<Body> {
         .header("authorization")
         .and_then(|v| v.strip_prefix("Bearer "));
     let any = Vec::new();
-    let known = token.and_then(|t| b.tokens.get(t));
+    let known = token
+        .filter(|_| !b.refuse_all)
+        .and_then(|t| b.tokens.get(t));
     let foreign =
-        (b.accept_any_access && token.is_some_and(|t| t.starts_with("access-"))).then_some(&any);
+        (b.accept_any_access && !b.refuse_all && token.is_some_and(|t| t.starts_with("access-")))
+            .then_some(&any);
     let Some(scopes) = known.or(foreign) else {
         let scope = b
             .challenge_scope
