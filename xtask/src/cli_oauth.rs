@@ -483,6 +483,14 @@ impl<'t> World<'t> {
                 tail(&stderr)
             ));
         }
+        // A clear error names what failed; the login is still there, so
+        // it must not send the user to log in again.
+        if !stderr.contains("503") || stderr.contains("login` first") {
+            return Err(format!(
+                "the error does not say the token endpoint failed (503), or asks for a new login: {}",
+                tail(&stderr)
+            ));
+        }
         let kept = self.stored()?;
         if kept.as_ref().and_then(|s| s.refresh.as_ref()) != before.refresh.as_ref() {
             return Err(format!(
