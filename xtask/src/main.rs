@@ -18,6 +18,10 @@
 //! - `cargo xtask interop-cli-http --mcp MCP --node NODE --python PYTHON`:
 //!   the interop task's CLI checks over HTTP, which it runs in a network
 //!   namespace of their own (see [`cli_http`]).
+//! - `cargo xtask interop-oauth --mcp MCP --node NODE --python PYTHON`:
+//!   the interop task's OAuth rows (`mcp login` at oidc-provider, in front
+//!   of the Python SDK's server), which it runs in a network namespace of
+//!   their own (see [`cli_oauth`]).
 //! - `cargo xtask conformance`: installs the official MCP conformance suite
 //!   (pinned, with Node 22) into `.cache/conformance/` when missing, and runs
 //!   it against `mcp-conformance-client`: the requirements of 2025-11-25 and
@@ -34,6 +38,7 @@
 mod bench;
 mod cli;
 mod cli_http;
+mod cli_oauth;
 mod conformance;
 mod interop;
 
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
         "interop" => interop::interop(&args[1..]),
         "interop-install" => interop::install_only(&args[1..]),
         "interop-cli-http" => cli_http::serve_and_check(&args[1..]),
+        "interop-oauth" => cli_oauth::serve_and_check(&args[1..]),
         "conformance" => conformance::conformance(&args[1..]),
         "conformance-install" => conformance::install_only(&args[1..]),
         "bench" => bench::bench(&args[1..]),

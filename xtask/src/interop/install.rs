@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::util::{hash, path_str, read, run_to_stderr, size_of, write};
-use super::{EVERYTHING_VERSION, Installed, Net, PYTHON_SDK_VERSION, Paths, Step};
+use super::{
+    EVERYTHING_VERSION, Installed, Net, OIDC_PROVIDER_VERSION, PYTHON_SDK_VERSION, Paths, Step,
+};
 use crate::Result;
 
 /// The oldest Node the servers run on (`@hono/node-server`, a dependency of
@@ -26,6 +28,7 @@ pub(super) fn install(paths: &Paths, net: Net) -> Result<Installed> {
     let mut steps = Vec::new();
     let node = node(paths, net, &mut steps)?;
     install_npm(paths, net, &mut steps)?;
+    install_oauth(paths, net, &mut steps)?;
     let python = install_venv(paths, net, &mut steps)?;
     Ok(Installed {
         node,
@@ -145,6 +148,58 @@ fn install_npm(paths: &Paths, net: Net, steps: &mut Vec<Step>) -> Result {
         return Err(format!(
             "npm ci finished but {} is missing",
             paths.everything_entry().display()
+        ));
+    }
+    write_stamp(&dir, &stamp)?;
+    steps.push(Step {
+        what,
+        installed: Some(start.elapsed()),
+        bytes: size_of(&dir),
+    });
+    Ok(())
+}
+
+/// The authorization server of the OAuth rows (oidc-provider), from its
+/// committed lockfile.
+fn install_oauth(paths: &Paths, net: Net, steps: &mut Vec<Step>) -> Result {
+    let sources = paths.oauth_sources();
+    let manifest = read(&sources.join("package.json"))?;
+    let lock = read(&sources.join("package-lock.json"))?;
+    let stamp = hash(&[&manifest, &lock]);
+    let dir = paths.oauth();
+    let entry = paths.oauth_modules().join("oidc-provider/package.json");
+    let what = format!("oidc-provider@{OIDC_PROVIDER_VERSION} (npm ci)");
+    if stamped(&dir, &stamp) && entry.exists() {
+        steps.push(Step {
+            what,
+            installed: None,
+            bytes: size_of(&dir),
+        });
+        return Ok(());
+    }
+    forbid(net, &what)?;
+    let start = Instant::now();
+    fresh_dir(&dir)?;
+    write(&dir.join("package.json"), &manifest)?;
+    write(&dir.join("package-lock.json"), &lock)?;
+    // No install scripts: nothing in this tree needs one.
+    run_to_stderr(
+        "npm",
+        &[
+            "ci",
+            "--prefix",
+            path_str(&dir)?,
+            "--no-audit",
+            "--no-fund",
+            "--ignore-scripts",
+            "--loglevel=error",
+        ],
+        &[],
+    )?;
+    if !entry.exists() {
+        return Err(format!(
+            "npm ci finished but {} is missing",
+            entry.display()
         ));
     }
     write_stamp(&dir, &stamp)?;

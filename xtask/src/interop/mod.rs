@@ -7,6 +7,9 @@
 //!      `xtask/interop/npm/package-lock.json` (`npm ci --ignore-scripts`);
 //!    - `venv/`: a virtualenv with `xtask/interop/requirements.txt` (`mcp==2.3.0`
 //!      and every dependency pinned) for `xtask/interop/python_server.py`;
+//!    - `oauth/`: `oidc-provider`, the authorization server of the OAuth
+//!      rows, from `xtask/interop/oauth/package-lock.json` (`npm ci
+//!      --ignore-scripts`);
 //!    - `node/`: the `node@22` npm package, only when the machine's Node is
 //!      older than the servers need.
 //!
@@ -24,7 +27,11 @@
 //!    server on a free port in its own namespace), and prints its tables.
 //! 4. Drives the same servers through the `mcp` command line, over stdio
 //!    and with `--url` (see [`crate::cli`] and [`crate::cli_http`]).
-//! 5. Records a session with each server through `mcp --record` and
+//! 5. Logs in through `mcp login` at a real authorization server
+//!    (oidc-provider) in front of the Python SDK's server checking each
+//!    token, and uses, refreshes and drops that login (see
+//!    [`crate::cli_oauth`]).
+//! 6. Records a session with each server through `mcp --record` and
 //!    replays it through the library with no server (the cassette tests of
 //!    `mcp-cli`).
 //!
@@ -52,6 +59,9 @@ pub(crate) use util::{target_dir, write};
 
 /// The pinned server-everything release (also in `xtask/interop/npm/`).
 pub(crate) const EVERYTHING_VERSION: &str = "2026.8.31";
+/// The pinned authorization server of the OAuth rows (also in
+/// `xtask/interop/oauth/`).
+pub(crate) const OIDC_PROVIDER_VERSION: &str = "9.13.3";
 /// The pinned Python SDK release (also in `xtask/interop/requirements.txt`).
 pub(crate) const PYTHON_SDK_VERSION: &str = "2.3.0";
 
@@ -79,6 +89,21 @@ impl Paths {
 
     fn venv(&self) -> PathBuf {
         self.cache.join("venv")
+    }
+
+    /// oidc-provider's npm prefix.
+    fn oauth(&self) -> PathBuf {
+        self.cache.join("oauth")
+    }
+
+    /// Where oidc-provider is installed.
+    pub(crate) fn oauth_modules(&self) -> PathBuf {
+        self.oauth().join("node_modules")
+    }
+
+    /// The OAuth rows' scripts and pins in the repository.
+    pub(crate) fn oauth_sources(&self) -> PathBuf {
+        self.sources().join("oauth")
     }
 
     fn node_dir(&self) -> PathBuf {
@@ -183,11 +208,13 @@ pub(crate) fn interop(args: &[String]) -> Result {
     };
 
     let cli = crate::cli::run(&paths, &installed);
+    let oauth = crate::cli_oauth::run(&installed);
     let cassettes = cassettes(&installed);
 
     eprintln!("\n<== interop in {:.1?}", started.elapsed());
     library?;
     cli?;
+    oauth?;
     cassettes
 }
 
