@@ -125,11 +125,13 @@ impl OAuthProviderBuilder {
     /// endpoints) whose host is, or resolves to, a private, loopback or
     /// link-local address (RFC 1918, `127/8`, `169.254/16`, `100.64/10`,
     /// `fc00::/7`, `fe80::/10`, `::1`, …), so that a server cannot point
-    /// the client at the machines around it. The MCP server's own host, the
-    /// one configured here, is always allowed. The host is resolved before
-    /// each request and again by the HTTP client, so a name whose answers
-    /// change in between (DNS rebinding) is not caught: filter outbound
-    /// connections too where that matters.
+    /// the client at the machines around it. The MCP server's own origin
+    /// (scheme, host and port), the one configured here, is always
+    /// allowed; another port of its host is not. The authorization
+    /// endpoint is checked too, before any [`Authorizer`] is given it.
+    /// The host is resolved before each request and again by the HTTP
+    /// client, so a name whose answers change in between (DNS rebinding)
+    /// is not caught: filter outbound connections too where that matters.
     ///
     /// ```
     /// use mcp_auth::OAuthProvider;
