@@ -12,7 +12,7 @@ use tokio::sync::Mutex;
 
 use crate::builder::OAuthProviderBuilder;
 use crate::challenge::BearerChallenge;
-use crate::client::{ClientProfile, Registration, identify};
+use crate::client::{ClientProfile, Registration, choose_issuer, identify, same_issuer};
 use crate::dpop::{Dpop, USE_DPOP_NONCE};
 use crate::fetch::{Fetcher, origin};
 use crate::flow::{CodeRequest, authorization_code, client_credentials, refresh};
@@ -159,11 +159,8 @@ impl Inner {
         .await?;
         let (metadata, resource, strict) = match &prm {
             Some(prm) => {
-                let issuer = prm.authorization_servers.first().ok_or_else(|| {
-                    AuthError::Protocol(
-                        "the resource metadata names no authorization server".into(),
-                    )
-                })?;
+                let issuer =
+                    choose_issuer(&prm.authorization_servers, self.profile.issuer.as_deref())?;
                 self.fetcher.check_url(issuer)?;
                 let metadata = fetch_server_metadata(&self.fetcher, issuer)
                     .await?
@@ -180,6 +177,15 @@ impl Inner {
                 false,
             ),
         };
+        if let Some(want) = &self.profile.issuer
+            && !same_issuer(want, &metadata.issuer)
+        {
+            return Err(AuthError::Refused(format!(
+                "the MCP server's authorization server is {}, not {want}, the one this client is \
+                 configured for: nothing is sent to it",
+                metadata.issuer
+            )));
+        }
         let mut scopes = scopes.unwrap_or_else(|| {
             if !challenge.scope.is_empty() {
                 challenge.scope.clone()
