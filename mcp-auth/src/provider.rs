@@ -288,6 +288,68 @@ impl Inner {
         Ok(())
     }
 
+    /// Refreshes as [`refresh`](Self::refresh) does, with the store held
+    /// against other processes from reading it again to saving: another
+    /// process may have refreshed this login meanwhile, spending (with
+    /// rotating refresh tokens) the one this process has. Its tokens are
+    /// then taken instead of refreshing.
+    async fn refresh_shared(&self, state: &mut State) -> Result<(), AuthError> {
+        let _hold = self.hold_store().await;
+        if self.adopt_stored(state) {
+            tracing::debug!("another process refreshed this login; its tokens are used");
+            return Ok(());
+        }
+        self.refresh(state).await
+    }
+
+    /// Waits for the store's hold (the time of another process's refresh,
+    /// or a few tries more); without it, the refresh goes on unheld.
+    async fn hold_store(&self) -> Option<crate::store::StoreHold> {
+        let deadline = Instant::now() + self.fetcher.timeout * 3;
+        loop {
+            match self.store.try_hold() {
+                Ok(Some(hold)) => return Some(hold),
+                Ok(None) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Ok(None) => {
+                    tracing::warn!(
+                        "the token store stayed held by another process; refreshing anyway"
+                    );
+                    return None;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the token store cannot be held; refreshing anyway");
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Takes the stored authorization if it is not the one held (another
+    /// process refreshed or logged in again): `true` if it did.
+    fn adopt_stored(&self, state: &mut State) -> bool {
+        let Some(current) = &state.session else {
+            return false;
+        };
+        let Some(record) = self.store.load(&self.mcp_url) else {
+            return false;
+        };
+        if record.access_token == current.tokens.access.expose() {
+            return false;
+        }
+        let adopted = self
+            .dpop
+            .as_ref()
+            .zip(record.dpop_key.as_deref())
+            .is_some_and(|(dpop, key)| dpop.adopt(key));
+        if record.dpop_bound && !adopted {
+            return false;
+        }
+        state.session = Some(Session::from_stored(record, &self.profile));
+        true
+    }
+
     /// Refreshes the session's token; a refused refresh ends the session.
     async fn refresh(&self, state: &mut State) -> Result<(), AuthError> {
         let Some(session) = &state.session else {
@@ -363,7 +425,7 @@ impl Inner {
                         .session
                         .as_ref()
                         .is_some_and(|s| s.tokens.refresh.is_some())
-                    && self.refresh(&mut state).await.is_ok()
+                    && self.refresh_shared(&mut state).await.is_ok()
                 {
                     if let Some(s) = state.session.as_mut() {
                         s.refreshed_on_challenge = true;
@@ -418,7 +480,7 @@ impl HeaderProvider for OAuthProvider {
             if expiring {
                 // A failed refresh leaves no token; the 401 that follows
                 // runs the flow.
-                let _ = inner.refresh(&mut state).await;
+                let _ = inner.refresh_shared(&mut state).await;
             }
             if let Some(session) = &state.session {
                 let token = session.tokens.access.expose();
