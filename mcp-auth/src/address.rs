@@ -4,8 +4,9 @@
 //! on the Internet (RFC 1918, loopback, link-local, unique local, shared,
 //! unspecified…), so that a malicious MCP server cannot point the client
 //! at the machines around it (server-side request forgery). The
-//! configured MCP server's own host is always allowed: it was chosen, not
-//! handed out.
+//! configured MCP server's own origin (scheme, host and port) is always
+//! allowed: it was chosen, not handed out. Another port or scheme of the
+//! same host is not: it may be another service of that machine.
 //!
 //! The check resolves the host just before each request; the HTTP client
 //! then resolves it again, so a name whose answers change between the two
@@ -21,23 +22,25 @@ use crate::AuthError;
 pub(crate) struct AddressPolicy {
     /// Refuse internal addresses (off by default).
     refuse_internal: bool,
-    /// The configured MCP server's host, always allowed.
-    configured_host: Option<String>,
+    /// The configured MCP server's origin, always allowed.
+    configured_origin: Option<url::Origin>,
 }
 
 impl AddressPolicy {
-    /// Refuses internal addresses, except those of `configured_url`'s host.
+    /// Refuses internal addresses, except `configured_url`'s origin.
     pub(crate) fn refuse_internal(configured_url: &str) -> AddressPolicy {
         AddressPolicy {
             refuse_internal: true,
-            configured_host: url::Url::parse(configured_url)
+            configured_origin: url::Url::parse(configured_url)
                 .ok()
-                .and_then(|u| u.host_str().map(str::to_ascii_lowercase)),
+                .map(|u| u.origin())
+                .filter(url::Origin::is_tuple),
         }
     }
 
     /// Refuses `url` if the policy says so: its host, or any address it
-    /// resolves to, is internal and not the configured server's host.
+    /// resolves to, is internal and `url` is not on the configured
+    /// server's origin.
     pub(crate) async fn check(&self, url: &str) -> Result<(), AuthError> {
         if !self.refuse_internal {
             return Ok(());
@@ -45,10 +48,7 @@ impl AddressPolicy {
         let Ok(parsed) = url::Url::parse(url) else {
             return Ok(()); // the request itself fails on it
         };
-        let Some(host) = parsed.host_str().map(str::to_ascii_lowercase) else {
-            return Ok(());
-        };
-        if self.configured_host.as_deref() == Some(host.as_str()) {
+        if self.configured_origin.as_ref() == Some(&parsed.origin()) {
             return Ok(());
         }
         let refused = || {
@@ -163,12 +163,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn off_by_default_and_the_configured_host_always_passes() {
+    async fn off_by_default_and_the_configured_origin_always_passes() {
         let off = AddressPolicy::default();
         assert!(off.check("http://10.0.0.1/token").await.is_ok());
         let on = AddressPolicy::refuse_internal("http://127.0.0.1:3000/mcp");
-        assert!(on.check("http://127.0.0.1:4000/token").await.is_ok());
+        assert!(on.check("http://127.0.0.1:3000/token").await.is_ok());
+        assert!(on.check("http://127.0.0.1:3000/").await.is_ok());
         for url in [
+            // The configured host, but another service of it.
+            "http://127.0.0.1:4000/token",
+            "https://127.0.0.1:3000/token",
             "http://127.0.0.2:4000/token",
             "https://169.254.169.254/latest/meta-data",
             "https://[fe80::1]/x",

@@ -31,6 +31,7 @@ pub struct OAuthProviderBuilder {
     insecure_http: bool,
     refuse_internal: bool,
     dpop: DpopMode,
+    issuer: Option<String>,
 }
 
 impl std::fmt::Debug for dyn TokenStore {
@@ -55,6 +56,7 @@ impl OAuthProviderBuilder {
             insecure_http: false,
             refuse_internal: false,
             dpop: DpopMode::default(),
+            issuer: None,
         }
     }
 
@@ -92,6 +94,36 @@ impl OAuthProviderBuilder {
         self
     }
 
+    /// The authorization server this client belongs to (its issuer
+    /// identifier): the only one it uses. Pre-registered credentials that
+    /// name no issuer of their own, and a workload's token, go to it; a
+    /// server whose resource metadata names only other authorization
+    /// servers gets an error that says so, and nothing is sent to them.
+    ///
+    /// Without it, the first authorization server the metadata names is
+    /// used, but secrets, keys and workload tokens go only where it is
+    /// safe: see [`PreRegistered`] and
+    /// [`workload_identity`](Self::workload_identity).
+    ///
+    /// ```
+    /// use mcp_auth::{OAuthProvider, PreRegistered};
+    /// use mcp_transport_http::HttpTransportBuilder;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let url = "https://mcp.example.com/mcp";
+    /// let oauth = OAuthProvider::builder(url)
+    ///     .issuer("https://auth.example.com")
+    ///     .client_credentials(PreRegistered::new("machine", Some("s3cret".into())))
+    ///     .build(HttpTransportBuilder::new(url).http_service()?)?;
+    /// # let _ = oauth;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
     /// The person's part of the authorization code flow.
     pub fn authorizer(mut self, authorizer: impl Authorizer) -> Self {
         self.authorizer = Some(Arc::new(authorizer));
@@ -125,11 +157,13 @@ impl OAuthProviderBuilder {
     /// endpoints) whose host is, or resolves to, a private, loopback or
     /// link-local address (RFC 1918, `127/8`, `169.254/16`, `100.64/10`,
     /// `fc00::/7`, `fe80::/10`, `::1`, …), so that a server cannot point
-    /// the client at the machines around it. The MCP server's own host, the
-    /// one configured here, is always allowed. The host is resolved before
-    /// each request and again by the HTTP client, so a name whose answers
-    /// change in between (DNS rebinding) is not caught: filter outbound
-    /// connections too where that matters.
+    /// the client at the machines around it. The MCP server's own origin
+    /// (scheme, host and port), the one configured here, is always
+    /// allowed; another port of its host is not. The authorization
+    /// endpoint is checked too, before any [`Authorizer`] is given it.
+    /// The host is resolved before each request and again by the HTTP
+    /// client, so a name whose answers change in between (DNS rebinding)
+    /// is not caught: filter outbound connections too where that matters.
     ///
     /// ```
     /// use mcp_auth::OAuthProvider;
@@ -222,9 +256,16 @@ impl OAuthProviderBuilder {
                  setup only, allow_insecure_http(true))"
             ))
         })?;
+        let mut assertion = self.assertion;
+        if let Some(grant) = assertion.as_mut() {
+            grant.issuer = self
+                .issuer
+                .clone()
+                .or_else(|| self.pre_registered.as_ref().and_then(|p| p.issuer.clone()));
+        }
         Ok(OAuthProvider {
             inner: Arc::new(Inner {
-                mcp_url: self.mcp_url,
+                mcp_url: self.mcp_url.clone(),
                 origin,
                 fetcher,
                 profile: ClientProfile {
@@ -232,9 +273,12 @@ impl OAuthProviderBuilder {
                     redirect_uri: self.redirect_uri,
                     metadata_url: self.metadata_url,
                     pre_registered: self.pre_registered,
+                    mcp_url: self.mcp_url,
+                    issuer: self.issuer,
+                    client_credentials: self.client_credentials && assertion.is_none(),
                 },
                 authorizer: if machine { None } else { self.authorizer },
-                assertion: self.assertion,
+                assertion,
                 store: self.store,
                 dpop: match self.dpop {
                     DpopMode::Off => None,

@@ -46,6 +46,30 @@ impl AuthMethod {
 }
 
 /// Credentials registered with an authorization server beforehand.
+///
+/// A secret or a private key goes only to the authorization server it was
+/// registered with. Name it: [`PreRegistered::at`], [`for_issuer`], or
+/// [`OAuthProviderBuilder::issuer`](crate::OAuthProviderBuilder::issuer).
+/// Without a name, they go only to an authorization server on the MCP
+/// server's own host (the host the application was given, with any port):
+/// one that the MCP server's metadata names elsewhere is refused with an
+/// error that says so, never sent the credentials. A client id without a
+/// secret or key is no secret and is offered to any authorization server.
+///
+/// ```
+/// use mcp_auth::PreRegistered;
+///
+/// let credentials = PreRegistered::at(
+///     "https://auth.example.com",
+///     "my-client",
+///     Some("s3cret".to_owned()),
+/// );
+/// assert_eq!(credentials.issuer.as_deref(), Some("https://auth.example.com"));
+/// // The secret never shows.
+/// assert!(!format!("{credentials:?}").contains("s3cret"));
+/// ```
+///
+/// [`for_issuer`]: PreRegistered::for_issuer
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct PreRegistered {
@@ -55,13 +79,27 @@ pub struct PreRegistered {
     pub client_secret: Option<Secret>,
     /// The private key, for `private_key_jwt`.
     pub private_key: Option<PrivateKey>,
-    /// The issuer they belong to; `None`: any (they are then offered to
-    /// whichever authorization server the resource names).
+    /// The issuer they belong to; `None`: the authorization server on the
+    /// MCP server's own host, or the builder's
+    /// [`issuer`](crate::OAuthProviderBuilder::issuer).
     pub issuer: Option<String>,
 }
 
 impl PreRegistered {
-    /// A client id with an optional secret, for any issuer.
+    /// Credentials registered at the authorization server `issuer` (its
+    /// issuer identifier, as its metadata gives it): the way to use them
+    /// with an authorization server on another host than the MCP server's.
+    pub fn at(
+        issuer: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: Option<String>,
+    ) -> Self {
+        PreRegistered::new(client_id, client_secret).for_issuer(issuer)
+    }
+
+    /// A client id with an optional secret, with no issuer named: a secret
+    /// goes only to an authorization server on the MCP server's own host
+    /// (see [`PreRegistered`]); prefer [`at`](Self::at).
     pub fn new(client_id: impl Into<String>, client_secret: Option<String>) -> Self {
         PreRegistered {
             client_id: client_id.into(),
@@ -82,6 +120,90 @@ impl PreRegistered {
         self.private_key = Some(key);
         self
     }
+
+    /// Whether anything secret comes with the id.
+    fn is_confidential(&self) -> bool {
+        self.client_secret.is_some() || self.private_key.is_some()
+    }
+}
+
+/// Whether two issuer identifiers name the same server (a trailing slash
+/// aside, which servers and configurations add or drop).
+pub(crate) fn same_issuer(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// Whether `url` is on the host of `configured` (any port): the host the
+/// application chose, not one a server named.
+pub(crate) fn same_host(configured: &str, url: &str) -> bool {
+    let host = |u: &str| {
+        url::Url::parse(u)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+    };
+    host(configured).is_some_and(|h| Some(h) == host(url))
+}
+
+/// The authorization server to use among those the resource metadata
+/// names: the configured issuer if there is one (an error if the metadata
+/// does not name it), else the first.
+pub(crate) fn choose_issuer<'a>(
+    named: &'a [String],
+    configured: Option<&str>,
+) -> Result<&'a String, AuthError> {
+    match configured {
+        Some(want) => named.iter().find(|i| same_issuer(i, want)).ok_or_else(|| {
+            AuthError::Refused(format!(
+                "the resource metadata names the authorization servers {named:?}, not {want}, the \
+                 one this client is configured for: its credentials go nowhere else (change the \
+                 configured issuer if the server moved)"
+            ))
+        }),
+        None => named.first().ok_or_else(|| {
+            AuthError::Protocol("the resource metadata names no authorization server".into())
+        }),
+    }
+}
+
+/// The pre-registered credentials to present to the server `metadata`
+/// describes: `None` if there are none for it. Credentials with a secret
+/// or key and no issuer, and an authorization server off the MCP server's
+/// host, are an error: presenting them would hand them to whatever server
+/// the resource named.
+pub(crate) fn pre_registered_for<'p>(
+    profile: &'p ClientProfile,
+    metadata: &ServerMetadata,
+) -> Result<Option<&'p PreRegistered>, AuthError> {
+    let Some(pre) = &profile.pre_registered else {
+        return Ok(None);
+    };
+    let usable = match pre.issuer.as_deref().or(profile.issuer.as_deref()) {
+        Some(issuer) => same_issuer(issuer, &metadata.issuer),
+        None if !pre.is_confidential() => true,
+        None if same_host(&profile.mcp_url, &metadata.issuer) => true,
+        None => {
+            return Err(AuthError::Refused(format!(
+                "the MCP server's metadata names the authorization server {}, which is not on \
+                 its host; the pre-registered credentials name no issuer, so they are not sent \
+                 there: if they were registered at {}, say so (PreRegistered::at or \
+                 OAuthProviderBuilder::issuer)",
+                metadata.issuer, metadata.issuer
+            )));
+        }
+    };
+    if !usable && profile.client_credentials {
+        // A machine has no other identity to fall back on.
+        return Err(AuthError::Refused(format!(
+            "the client credentials are for {}, but the MCP server's metadata names the \
+             authorization server {}: they are not sent there",
+            pre.issuer
+                .as_deref()
+                .or(profile.issuer.as_deref())
+                .unwrap_or_default(),
+            metadata.issuer
+        )));
+    }
+    Ok(usable.then_some(pre))
 }
 
 /// A client as one authorization server knows it: what every token
@@ -102,6 +224,13 @@ pub(crate) struct ClientProfile {
     pub(crate) redirect_uri: String,
     pub(crate) metadata_url: Option<String>,
     pub(crate) pre_registered: Option<PreRegistered>,
+    /// The configured MCP server URL: its host may receive credentials
+    /// that name no issuer.
+    pub(crate) mcp_url: String,
+    /// The builder's issuer: the only authorization server used.
+    pub(crate) issuer: Option<String>,
+    /// The client credentials grant: no registration to fall back on.
+    pub(crate) client_credentials: bool,
 }
 
 /// The method to use: the registered one if the server allows it, else
@@ -154,9 +283,7 @@ pub(crate) async fn identify(
     metadata: &ServerMetadata,
 ) -> Result<Registration, AuthError> {
     let supported = metadata.token_endpoint_auth_methods_supported.as_deref();
-    if let Some(pre) = &profile.pre_registered
-        && pre.issuer.as_deref().is_none_or(|i| i == metadata.issuer)
-    {
+    if let Some(pre) = pre_registered_for(profile, metadata)? {
         let method = choose_method(
             None,
             supported,

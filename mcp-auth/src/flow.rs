@@ -149,6 +149,11 @@ pub(crate) async fn authorization_code(
         AuthError::Protocol(format!("{} has no authorization endpoint", metadata.issuer))
     })?;
     fetcher.check_url(endpoint)?;
+    // The authorizer opens this URL (the headless one fetches it itself,
+    // with no policy of its own): a server that names an internal address
+    // as its authorization endpoint is refused here, as any other URL it
+    // hands out is.
+    fetcher.addresses.check(endpoint).await?;
     fetcher.check_url(&metadata.token_endpoint)?;
     let client = client(reg)
         .set_auth_uri(

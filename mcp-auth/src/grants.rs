@@ -12,7 +12,9 @@ use http::{Method, header};
 use oauth2::basic::BasicTokenResponse;
 use serde::Deserialize;
 
-use crate::client::{AuthMethod, ClientProfile, Registration, identify};
+use crate::client::{
+    AuthMethod, ClientProfile, Registration, identify, pre_registered_for, same_issuer,
+};
 use crate::enterprise::EnterpriseIdp;
 use crate::fetch::Fetcher;
 use crate::flow::{TokenSet, token_set};
@@ -33,6 +35,9 @@ pub(crate) const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
 #[derive(Debug)]
 pub(crate) struct AssertionGrant {
     kind: Kind,
+    /// The authorization server a workload's JWT may go to, if the
+    /// application named it; else the JWT's own `aud` must name it.
+    pub(crate) issuer: Option<String>,
     /// The last subject token (with the scopes asked) a server refused:
     /// it is never presented again, so a refusal is not retried at every
     /// request. A source that hands over a new token is tried again.
@@ -52,6 +57,7 @@ impl AssertionGrant {
     pub(crate) fn enterprise(idp: EnterpriseIdp) -> Self {
         AssertionGrant {
             kind: Kind::Enterprise(idp),
+            issuer: None,
             refused: Mutex::new(None),
         }
     }
@@ -59,6 +65,7 @@ impl AssertionGrant {
     pub(crate) fn workload(source: JwtSource) -> Self {
         AssertionGrant {
             kind: Kind::Workload(source),
+            issuer: None,
             refused: Mutex::new(None),
         }
     }
@@ -72,10 +79,7 @@ impl AssertionGrant {
         profile: &ClientProfile,
         metadata: &ServerMetadata,
     ) -> Result<Registration, AuthError> {
-        let pre = profile
-            .pre_registered
-            .as_ref()
-            .filter(|p| p.issuer.as_deref().is_none_or(|i| i == metadata.issuer));
+        let pre = pre_registered_for(profile, metadata)?;
         match (&self.kind, pre) {
             (_, Some(_)) => identify(fetcher, profile, metadata).await,
             (Kind::Workload(_), None) => Ok(Registration {
@@ -106,6 +110,9 @@ impl AssertionGrant {
             Kind::Enterprise(idp) => idp.id_token.token("the ID token source").await?,
             Kind::Workload(source) => source.token("the workload token source").await?,
         };
+        if let Kind::Workload(_) = &self.kind {
+            workload_may_go_to(&subject, self.issuer.as_deref(), metadata)?;
+        }
         if let Ok(refused) = self.refused.lock()
             && refused
                 .as_ref()
@@ -146,6 +153,62 @@ impl AssertionGrant {
             }
         }
         outcome
+    }
+}
+
+/// Whether the workload's JWT may go to the server `metadata` describes:
+/// the issuer the application named, else one the JWT's `aud` names
+/// (its issuer or token endpoint). A platform token is a credential for
+/// what its audience says, not for whatever server a resource names.
+fn workload_may_go_to(
+    jwt: &Secret,
+    configured: Option<&str>,
+    metadata: &ServerMetadata,
+) -> Result<(), AuthError> {
+    if let Some(issuer) = configured {
+        if same_issuer(issuer, &metadata.issuer) {
+            return Ok(());
+        }
+        return Err(AuthError::Refused(format!(
+            "the workload identity is for {issuer}, but the MCP server's metadata names the \
+             authorization server {}: its token is not sent there",
+            metadata.issuer
+        )));
+    }
+    let audience = audience(jwt.expose());
+    if audience
+        .iter()
+        .any(|a| same_issuer(a, &metadata.issuer) || same_issuer(a, &metadata.token_endpoint))
+    {
+        return Ok(());
+    }
+    Err(AuthError::Refused(format!(
+        "the workload token's audience ({audience:?}) does not name {}, the authorization server \
+         the MCP server's metadata names: the token is not sent there (if that server is the \
+         right one, name it with OAuthProviderBuilder::issuer)",
+        metadata.issuer
+    )))
+}
+
+/// The `aud` of a JWT, read without checking its signature (it only
+/// decides where the token may go, never whether it is trusted).
+fn audience(jwt: &str) -> Vec<String> {
+    let Some(payload) = jwt.split('.').nth(1) else {
+        return Vec::new();
+    };
+    let Ok(bytes) =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload.trim_end_matches('='))
+    else {
+        return Vec::new();
+    };
+    let claims: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    match &claims["aud"] {
+        serde_json::Value::String(a) => vec![a.clone()],
+        serde_json::Value::Array(list) => list
+            .iter()
+            .filter_map(|a| a.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -136,7 +136,7 @@ pub use loopback::{DEFAULT_LOOPBACK_WAIT, LoopbackAuthorizer};
 pub use metadata::{ResourceMetadata, ServerMetadata};
 pub use provider::OAuthProvider;
 pub use secret::{PrivateKey, Secret};
-pub use store::{FileStore, MemoryStore, StoredAuthorization, TokenStore};
+pub use store::{FileStore, MemoryStore, StoreHold, StoredAuthorization, TokenStore};
 
 /// How long each request of the flow (metadata, registration, token) may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -13,7 +13,7 @@ use tokio::sync::Mutex;
 
 use crate::builder::OAuthProviderBuilder;
 use crate::challenge::BearerChallenge;
-use crate::client::{ClientProfile, Registration, identify};
+use crate::client::{ClientProfile, Registration, choose_issuer, identify, same_issuer};
 use crate::dpop::{Dpop, DpopMode, ResourceDpop, USE_DPOP_NONCE};
 use crate::fetch::{Fetcher, origin};
 use crate::flow::{CodeRequest, authorization_code, client_credentials, refresh};
@@ -174,11 +174,8 @@ impl Inner {
         .await?;
         let (metadata, resource, strict) = match &prm {
             Some(prm) => {
-                let issuer = prm.authorization_servers.first().ok_or_else(|| {
-                    AuthError::Protocol(
-                        "the resource metadata names no authorization server".into(),
-                    )
-                })?;
+                let issuer =
+                    choose_issuer(&prm.authorization_servers, self.profile.issuer.as_deref())?;
                 self.fetcher.check_url(issuer)?;
                 let metadata = fetch_server_metadata(&self.fetcher, issuer)
                     .await?
@@ -195,6 +192,15 @@ impl Inner {
                 false,
             ),
         };
+        if let Some(want) = &self.profile.issuer
+            && !same_issuer(want, &metadata.issuer)
+        {
+            return Err(AuthError::Refused(format!(
+                "the MCP server's authorization server is {}, not {want}, the one this client is \
+                 configured for: nothing is sent to it",
+                metadata.issuer
+            )));
+        }
         let mut scopes = scopes.unwrap_or_else(|| {
             if !challenge.scope.is_empty() {
                 challenge.scope.clone()
@@ -292,6 +298,68 @@ impl Inner {
         });
         self.persist(state);
         Ok(())
+    }
+
+    /// Refreshes as [`refresh`](Self::refresh) does, with the store held
+    /// against other processes from reading it again to saving: another
+    /// process may have refreshed this login meanwhile, spending (with
+    /// rotating refresh tokens) the one this process has. Its tokens are
+    /// then taken instead of refreshing.
+    async fn refresh_shared(&self, state: &mut State) -> Result<(), AuthError> {
+        let _hold = self.hold_store().await;
+        if self.adopt_stored(state) {
+            tracing::debug!("another process refreshed this login; its tokens are used");
+            return Ok(());
+        }
+        self.refresh(state).await
+    }
+
+    /// Waits for the store's hold (the time of another process's refresh,
+    /// or a few tries more); without it, the refresh goes on unheld.
+    async fn hold_store(&self) -> Option<crate::store::StoreHold> {
+        let deadline = Instant::now() + self.fetcher.timeout * 3;
+        loop {
+            match self.store.try_hold() {
+                Ok(Some(hold)) => return Some(hold),
+                Ok(None) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Ok(None) => {
+                    tracing::warn!(
+                        "the token store stayed held by another process; refreshing anyway"
+                    );
+                    return None;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the token store cannot be held; refreshing anyway");
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Takes the stored authorization if it is not the one held (another
+    /// process refreshed or logged in again): `true` if it did.
+    fn adopt_stored(&self, state: &mut State) -> bool {
+        let Some(current) = &state.session else {
+            return false;
+        };
+        let Some(record) = self.store.load(&self.mcp_url) else {
+            return false;
+        };
+        if record.access_token == current.tokens.access.expose() {
+            return false;
+        }
+        let adopted = self
+            .dpop
+            .as_ref()
+            .zip(record.dpop_key.as_deref())
+            .is_some_and(|(dpop, key)| dpop.adopt(key));
+        if record.dpop_bound && !adopted {
+            return false;
+        }
+        state.session = Some(Session::from_stored(record, &self.profile));
+        true
     }
 
     /// Refreshes the session's token. Only a refusal of the grant ends the
@@ -392,7 +460,7 @@ impl Inner {
                         .as_ref()
                         .is_some_and(|s| s.tokens.refresh.is_some())
                 {
-                    match self.refresh(&mut state).await {
+                    match self.refresh_shared(&mut state).await {
                         Ok(()) => {
                             if let Some(s) = state.session.as_mut() {
                                 s.refreshed_on_challenge = true;
@@ -503,7 +571,7 @@ impl HeaderProvider for OAuthProvider {
                     let cause = cause.clone();
                     return Err(AuthError::RefreshUnavailable { cause }.into());
                 }
-                match inner.refresh(&mut state).await {
+                match inner.refresh_shared(&mut state).await {
                     Ok(()) => {}
                     // The login is kept; the request fails with nothing
                     // sent, and may be sent again.

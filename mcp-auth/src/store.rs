@@ -1,10 +1,19 @@
 //! Where authorizations are kept between runs: one record per MCP server,
 //! holding everything a refresh needs (issuer, client, secret, method,
 //! token endpoint, `resource`), behind a trait.
+//!
+//! A file store is shared by every process of the user (two `mcp` runs at
+//! once): its writes are whole-file replacements made under a lock file,
+//! and a refresh holds that lock from reading the stored tokens again to
+//! writing the new ones, so that a rotated refresh token is never spent
+//! twice.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +77,50 @@ pub trait TokenStore: Send + Sync + 'static {
     fn save(&self, server: &str, record: &StoredAuthorization);
     /// Forgets `server`'s authorization.
     fn remove(&self, server: &str);
+
+    /// Takes the store for this value alone, against other values and
+    /// other processes that share what it keeps, until the [`StoreHold`]
+    /// is dropped; `Ok(None)` while someone else holds it (try again
+    /// later). This value's own [`load`](Self::load),
+    /// [`save`](Self::save) and [`remove`](Self::remove) keep working
+    /// meanwhile.
+    ///
+    /// The provider holds the store while it refreshes: it reads the
+    /// stored tokens again (another process may have refreshed them),
+    /// refreshes only if they are still the ones it has, and saves, all
+    /// under one hold. The default holds nothing: right for a store that
+    /// one provider alone uses, like [`MemoryStore`].
+    fn try_hold(&self) -> io::Result<Option<StoreHold>> {
+        Ok(Some(StoreHold::nothing()))
+    }
+}
+
+/// A hold on a [`TokenStore`], from [`TokenStore::try_hold`]: released
+/// when dropped.
+#[must_use = "the hold ends when this is dropped"]
+pub struct StoreHold {
+    _guard: Option<Box<dyn Send>>,
+}
+
+impl StoreHold {
+    /// A hold that holds nothing, for a store that needs none.
+    pub fn nothing() -> StoreHold {
+        StoreHold { _guard: None }
+    }
+
+    /// A hold that lasts as long as `guard` does (a lock guard, a locked
+    /// file): `guard` is dropped when the hold is.
+    pub fn new(guard: impl Send + 'static) -> StoreHold {
+        StoreHold {
+            _guard: Some(Box::new(guard)),
+        }
+    }
+}
+
+impl std::fmt::Debug for StoreHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreHold")
+    }
 }
 
 /// The default store: in memory, gone when the process ends.
@@ -91,13 +144,40 @@ impl TokenStore for MemoryStore {
 }
 
 /// A JSON file of authorizations by server URL, readable by its owner
-/// only (mode 0600 on Unix), rewritten whole through a temporary file.
-/// A file that cannot be read counts as empty; a failed write is logged.
+/// only (mode 0600 on Unix), shared safely by several processes:
+///
+/// * each write replaces the file whole: a new file under a name of its
+///   own, created exclusively with mode 0600 (never an existing file or a
+///   link planted there), then renamed over the store;
+/// * on Unix, writes and [holds](TokenStore::try_hold) take a lock on a
+///   file beside it (`tokens.json.lock`, opened without following a
+///   link), so that two processes never interleave a read-modify-write;
+///   elsewhere, only within the process;
+/// * a file that is not a token store (corrupt, truncated by hand) is an
+///   error, never read as empty: nothing is written over it, so the other
+///   servers' tokens in it are never wiped; [`FileStore::try_load`] says
+///   what is wrong, [`load`](TokenStore::load) logs it and finds nothing.
+///
+/// ```
+/// use mcp_auth::{FileStore, TokenStore};
+///
+/// let dir = std::env::temp_dir().join(format!("mcp-auth-doc-{}", std::process::id()));
+/// let store = FileStore::new(dir.join("tokens.json"));
+/// assert!(store.load("https://mcp.example.com/mcp").is_none());
+/// # let _ = std::fs::remove_dir_all(&dir);
+/// ```
 #[derive(Debug)]
 pub struct FileStore {
     path: PathBuf,
+    /// One read-modify-write at a time within the process.
     lock: Mutex<()>,
+    /// Whether a hold of this value has the lock file now: its own writes
+    /// then go on without taking it again.
+    held: Arc<AtomicBool>,
 }
+
+/// Makes temporary names unique within the process.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl FileStore {
     /// A store in the file at `path` (created on the first save).
@@ -105,54 +185,152 @@ impl FileStore {
         FileStore {
             path: path.into(),
             lock: Mutex::new(()),
+            held: Arc::new(AtomicBool::new(false)),
         }
     }
 
-    fn read(&self) -> HashMap<String, StoredAuthorization> {
-        std::fs::read(&self.path)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default()
+    /// The authorization kept for `server`: an error if the file cannot be
+    /// read or is not a token store (move it aside, or fix it).
+    pub fn try_load(&self, server: &str) -> io::Result<Option<StoredAuthorization>> {
+        // No lock: a write replaces the file whole, so a read sees the old
+        // file or the new one, never a mix.
+        Ok(self.read()?.remove(server))
     }
 
-    fn write(&self, map: &HashMap<String, StoredAuthorization>) -> std::io::Result<()> {
-        if let Some(dir) = self.path.parent()
-            && !dir.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(dir)?;
+    fn read(&self) -> io::Result<HashMap<String, StoredAuthorization>> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashMap::new()),
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "the token store {} cannot be read: {e}",
+                        self.path.display()
+                    ),
+                ));
+            }
+        };
+        serde_json::from_slice(&bytes).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the token store {} is not what this library writes ({e}): move it aside or \
+                     fix it; nothing is written over it meanwhile",
+                    self.path.display()
+                ),
+            )
+        })
+    }
+
+    /// The lock file beside the store.
+    fn lock_path(&self) -> PathBuf {
+        let mut name = self
+            .path
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_else(|| "tokens".into());
+        name.push(".lock");
+        self.path.with_file_name(name)
+    }
+
+    fn dir(&self) -> &Path {
+        match self.path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
         }
-        let tmp = self.path.with_extension("tmp");
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
+    }
+
+    fn create_dir(&self) -> io::Result<()> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
         #[cfg(unix)]
         {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
+            use std::os::unix::fs::DirBuilderExt;
+            // Only a directory made here: an existing one keeps its mode.
+            builder.mode(0o700);
         }
-        let bytes = serde_json::to_vec_pretty(map).map_err(std::io::Error::other)?;
-        {
-            use std::io::Write;
-            let mut file = options.open(&tmp)?;
-            file.write_all(&bytes)?;
-            file.sync_all()?;
+        builder.create(self.dir())
+    }
+
+    fn write(&self, map: &HashMap<String, StoredAuthorization>) -> io::Result<()> {
+        use std::io::Write;
+        let bytes = serde_json::to_vec_pretty(map).map_err(io::Error::other)?;
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "tokens".into());
+        let (tmp, mut file) = loop {
+            let unique = format!(
+                ".{name}.{}.{}.{}.tmp",
+                std::process::id(),
+                TEMP_COUNTER.fetch_add(1, Ordering::Relaxed),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.subsec_nanos())
+                    .unwrap_or_default()
+            );
+            let tmp = self.dir().join(unique);
+            let mut options = std::fs::OpenOptions::new();
+            // Exclusive creation: never an existing file, never through a
+            // link (O_EXCL does not follow one); owner-only from the start.
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o600);
+            }
+            match options.open(&tmp) {
+                Ok(file) => break (tmp, file),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        let written = file.write_all(&bytes).and_then(|()| file.sync_all());
+        drop(file);
+        // `rename` replaces a link at the store's path, never follows it.
+        let renamed = written.and_then(|()| std::fs::rename(&tmp, &self.path));
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&tmp);
         }
-        std::fs::rename(&tmp, &self.path)
+        renamed
     }
 
     fn update(&self, change: impl FnOnce(&mut HashMap<String, StoredAuthorization>)) {
-        let Ok(_guard) = self.lock.lock() else { return };
-        let mut map = self.read();
-        change(&mut map);
-        if let Err(e) = self.write(&map) {
-            tracing::warn!(path = %self.path.display(), error = %e, "could not write the token store");
+        if let Err(e) = self.try_update(change) {
+            tracing::warn!(error = %e, "the token store was not written");
         }
+    }
+
+    fn try_update(
+        &self,
+        change: impl FnOnce(&mut HashMap<String, StoredAuthorization>),
+    ) -> io::Result<()> {
+        let _guard = self.lock.lock().map_err(|_| io::Error::other("poisoned"))?;
+        self.create_dir()?;
+        let _file_lock = if self.held.load(Ordering::SeqCst) {
+            None
+        } else {
+            Some(lock_file(&self.lock_path(), true)?)
+        };
+        // A store that cannot be read is left as it is: writing a map
+        // rebuilt from nothing would wipe every other server's tokens.
+        let mut map = self.read()?;
+        change(&mut map);
+        self.write(&map)
     }
 }
 
 impl TokenStore for FileStore {
     fn load(&self, server: &str) -> Option<StoredAuthorization> {
-        let _guard = self.lock.lock().ok()?;
-        self.read().remove(server)
+        match self.try_load(server) {
+            Ok(record) => record,
+            Err(e) => {
+                tracing::error!(error = %e, "the token store cannot be used");
+                None
+            }
+        }
     }
     fn save(&self, server: &str, record: &StoredAuthorization) {
         self.update(|map| {
@@ -163,5 +341,207 @@ impl TokenStore for FileStore {
         self.update(|map| {
             map.remove(server);
         });
+    }
+    fn try_hold(&self) -> io::Result<Option<StoreHold>> {
+        self.create_dir()?;
+        let Some(file) = lock_file(&self.lock_path(), false).map(Some).or_else(|e| {
+            if e.kind() == io::ErrorKind::WouldBlock {
+                Ok(None)
+            } else {
+                Err(e)
+            }
+        })?
+        else {
+            return Ok(None);
+        };
+        self.held.store(true, Ordering::SeqCst);
+        Ok(Some(StoreHold::new(Held {
+            _file: file,
+            held: self.held.clone(),
+        })))
+    }
+}
+
+/// A hold of a [`FileStore`]: the locked file, released with it.
+struct Held {
+    _file: LockedFile,
+    held: Arc<AtomicBool>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.held.store(false, Ordering::SeqCst);
+    }
+}
+
+/// An open lock file, locked; closing it releases the lock.
+#[cfg(unix)]
+type LockedFile = std::fs::File;
+
+/// Opens (creating it owner-only, never through a link) and locks the
+/// file at `path`; without `wait`, `WouldBlock` if another holds it.
+#[cfg(unix)]
+fn lock_file(path: &Path, wait: bool) -> io::Result<LockedFile> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("the token store's lock file {}: {e}", path.display()),
+            )
+        })?;
+    let operation = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
+    loop {
+        // SAFETY: the descriptor is open for as long as `file` lives.
+        let done = unsafe { libc::flock(file.as_raw_fd(), operation) };
+        if done == 0 {
+            return Ok(file);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => continue,
+            _ => return Err(e),
+        }
+    }
+}
+
+#[cfg(not(unix))]
+type LockedFile = ();
+
+/// Without `flock`, the lock is the process's own (see [`FileStore`]).
+#[cfg(not(unix))]
+fn lock_file(_path: &Path, _wait: bool) -> io::Result<LockedFile> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(token: &str) -> StoredAuthorization {
+        StoredAuthorization {
+            issuer: "https://as.example".into(),
+            client_id: "c".into(),
+            client_secret: None,
+            auth_method: "none".into(),
+            token_endpoint: "https://as.example/token".into(),
+            resource: None,
+            access_token: token.into(),
+            refresh_token: None,
+            refresh_at: None,
+            scopes: Vec::new(),
+            dpop_bound: false,
+            dpop_key: None,
+        }
+    }
+
+    /// A fresh directory for one test, removed at the end.
+    struct Dir(PathBuf);
+
+    impl Dir {
+        fn new(name: &str) -> Dir {
+            let dir =
+                std::env::temp_dir().join(format!("mcp-auth-store-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            Dir(dir)
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn a_corrupt_store_is_an_error_and_is_never_written_over() {
+        let dir = Dir::new("corrupt");
+        let path = dir.0.join("tokens.json");
+        let corrupt = b"{\"https://other.example/mcp\": {\"issuer\": \"https://as";
+        std::fs::write(&path, corrupt).unwrap();
+        let store = FileStore::new(&path);
+        let error = store.try_load("https://a.example/mcp").unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+        assert!(error.to_string().contains("move it aside"), "{error}");
+        assert!(store.load("https://a.example/mcp").is_none());
+
+        store.save("https://a.example/mcp", &record("t"));
+        store.remove("https://other.example/mcp");
+        let now = std::fs::read(&path).unwrap();
+        assert!(
+            now == corrupt,
+            "the corrupt store was written over: {}",
+            String::from_utf8_lossy(&now)
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_write_never_goes_through_a_planted_file_or_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = Dir::new("planted");
+        let path = dir.0.join("tokens.json");
+        // What a fixed temporary name would have used: a link to a file
+        // another user reads, and a world-readable file.
+        let victim = dir.0.join("victim");
+        std::fs::write(&victim, "").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.0.join("tokens.tmp")).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.0.join(".tokens.json.tmp")).unwrap();
+        let open = dir.0.join("tokens.json.tmp");
+        std::fs::write(&open, "").unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o644)).unwrap();
+
+        let store = FileStore::new(&path);
+        store.save("https://a.example/mcp", &record("secret-token"));
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "",
+            "the tokens went through a link"
+        );
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the store's mode is {mode:o}");
+        let kept = store.try_load("https://a.example/mcp").unwrap().unwrap();
+        assert_eq!(kept.access_token, "secret-token");
+        // No temporary file is left behind.
+        let left: Vec<_> = std::fs::read_dir(&dir.0)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&format!(".tokens.json.{}.", std::process::id())))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hold_keeps_other_values_out_and_lets_its_own_writes_through() {
+        let dir = Dir::new("hold");
+        let path = dir.0.join("tokens.json");
+        let mine = FileStore::new(&path);
+        let other = FileStore::new(&path);
+        let hold = mine.try_hold().unwrap().expect("free");
+        assert!(other.try_hold().unwrap().is_none(), "held twice");
+        // Its own writes go on under the hold.
+        mine.save("https://a.example/mcp", &record("one"));
+        assert_eq!(
+            other.load("https://a.example/mcp").unwrap().access_token,
+            "one"
+        );
+        drop(hold);
+        let again = other.try_hold().unwrap();
+        assert!(again.is_some(), "released");
     }
 }

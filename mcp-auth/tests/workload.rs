@@ -15,7 +15,10 @@ use mcp_transport_http::HttpTransportBuilder;
 fn workload(server: &AuthServer, source: JwtSource, client_id: Option<&str>) -> OAuthProvider {
     let url = server.mcp_url();
     let service = HttpTransportBuilder::new(&url).http_service().unwrap();
-    let mut builder = OAuthProvider::builder(&url).workload_identity(source);
+    // Opaque test tokens have no `aud`: the issuer is named.
+    let mut builder = OAuthProvider::builder(&url)
+        .issuer(server.base())
+        .workload_identity(source);
     if let Some(id) = client_id {
         builder = builder.pre_registered(PreRegistered::new(id, None));
     }

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use mcp_auth::{FileStore, LoopbackAuthorizer, OAuthProvider, TokenStore};
+use mcp_auth::{FileStore, LoopbackAuthorizer, OAuthProvider};
 use mcp_client::HttpTransportBuilder;
 
 use crate::exit::{Failure, Kind, Outcome};
@@ -47,7 +47,8 @@ pub(crate) fn stored(url: &str, http: &HttpTransportBuilder) -> Outcome<Option<O
         return Ok(None);
     };
     let store = FileStore::new(path);
-    if store.load(url).is_none() {
+    // A store that cannot be read is said so, not taken for "no login".
+    if store.try_load(url).map_err(auth_failure)?.is_none() {
         return Ok(None);
     }
     let service = http.http_service().map_err(auth_failure)?;
@@ -68,6 +69,9 @@ pub(crate) fn stored(url: &str, http: &HttpTransportBuilder) -> Outcome<Option<O
 /// loopback port, the tokens stored.
 pub(crate) async fn login(url: &str, http: HttpTransportBuilder) -> Outcome {
     let service = http.http_service().map_err(auth_failure)?;
+    let store = FileStore::new(store_path()?);
+    // Before the browser: a login that could not be stored is no login.
+    store.try_load(url).map_err(auth_failure)?;
     let authorizer = LoopbackAuthorizer::bind(0)
         .await
         .map_err(auth_failure)?
@@ -75,7 +79,7 @@ pub(crate) async fn login(url: &str, http: HttpTransportBuilder) -> Outcome {
     let oauth = OAuthProvider::builder(url)
         .client_name("mcp-cli")
         .redirect_uri(authorizer.redirect_uri())
-        .store(FileStore::new(store_path()?))
+        .store(store)
         .authorizer(authorizer)
         .build(service)
         .map_err(auth_failure)?;

@@ -144,11 +144,24 @@ async fn run(cli: Cli) -> Outcome {
             return Err(Failure::usage("login and logout need --url"));
         };
         let http = connect::http(&cli, url)?;
-        let done = match command {
-            args::Command::Login => auth::login(url, http).await,
-            _ => auth::logout(url, http).await,
+        let done = async {
+            match command {
+                args::Command::Login => auth::login(url, http).await,
+                _ => auth::logout(url, http).await,
+            }
         };
-        return done;
+        // A login waits for the browser (minutes): Ctrl-C ends it, and
+        // dropping it closes the loopback listener.
+        return tokio::select! {
+            outcome = done => outcome,
+            () = interrupted.cancelled() => Err(Failure::new(
+                exit::Kind::Interrupted,
+                match command {
+                    args::Command::Login => "interrupted: the login did not complete",
+                    _ => "interrupted: the logout did not complete",
+                },
+            )),
+        };
     }
     let builder = connect::builder(&cli, &progress, std::io::stdin().is_terminal())?;
     let recorder = record::recorder(&cli)?;

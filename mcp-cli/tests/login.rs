@@ -244,3 +244,19 @@ async fn login_stores_tokens_that_logout_forgets() {
             .contains("access-1")
     );
 }
+
+#[tokio::test]
+async fn a_corrupt_token_store_is_reported_and_left_alone() {
+    let server = AuthServer::start().await;
+    let store = Store::new("corrupt");
+    std::fs::create_dir_all(store.path().parent().unwrap()).unwrap();
+    let corrupt = "{\"https://other.example/mcp\": {\"access_token\": ";
+    std::fs::write(store.path(), corrupt).unwrap();
+    for args in [&["tools", "list"][..], &["login"][..], &["logout"][..]] {
+        let o = mcp(&server.mcp_url(), &store, args).await;
+        let stderr = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(stderr.contains("move it aside"), "{args:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(store.path()).unwrap(), corrupt);
+}

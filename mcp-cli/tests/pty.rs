@@ -169,3 +169,65 @@ fn ctrl_c_cancels_the_call_and_stops_the_server() {
         "the cancel names the call"
     );
 }
+
+/// `mcp-testkit-server --http 0 --oauth`, killed when dropped.
+struct OAuthServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl OAuthServer {
+    fn start() -> OAuthServer {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(mcp_testkit::binaries::server_path())
+            .args(["--http", "0", "--oauth"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the reference server starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("no URL on the server's first line: {line:?}"))
+            .to_owned();
+        OAuthServer { child, url }
+    }
+}
+
+impl Drop for OAuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn ctrl_c_ends_a_login_waiting_for_the_browser() {
+    let server = OAuthServer::start();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pty-login-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut command = Command::new(MCP);
+    command
+        .args(["--url", &server.url, "login"])
+        .env("MCP_TOKEN_STORE", dir.join("tokens.json"))
+        .env("TERM", "xterm");
+    // The session's bound (20 s) is far below the login's wait for the
+    // browser (300 s): a Ctrl-C that is ignored fails `exp_eof`.
+    let mut p = rexpect::session::spawn_command(command, Some(20_000)).expect("mcp starts");
+    p.exp_string("Open this URL in a browser")
+        .expect("the login waits for the browser");
+    let interrupted = Instant::now();
+    p.send_control('c').unwrap();
+    let rest = p.exp_eof().expect("the login ends at Ctrl-C");
+    assert!(rest.contains("interrupted"), "{rest}");
+    assert_eq!(exit_code(&p), 130);
+    let took = interrupted.elapsed();
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

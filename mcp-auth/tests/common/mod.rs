@@ -86,6 +86,9 @@ pub struct Behaviour {
     pub challenge_scope: Option<String>,
     /// The authorization server the PRM names (default: this server).
     pub authorization_server: Option<String>,
+    /// The `authorization_endpoint` of the metadata (default: this
+    /// server's `/authorize`).
+    pub authorization_endpoint: Option<String>,
     /// `/mcp` answers 307 to this URL.
     pub redirect_mcp_to: Option<String>,
     /// Issue refreshed tokens that the MCP endpoint then refuses.
@@ -101,6 +104,17 @@ pub struct Behaviour {
     /// The last authorization request's scopes.
     pub last_scope: Vec<String>,
     pub counter: u32,
+    /// Refresh tokens are single-use (rotated): one presented again is
+    /// refused with `invalid_grant` and revokes the whole grant (every
+    /// token issued), as some authorization servers do.
+    pub rotate_refresh: bool,
+    /// The refresh tokens still good, with `rotate_refresh`.
+    pub live_refresh: Vec<String>,
+    /// Refresh answers wait until `/mcp` has refused this many requests
+    /// (at most 20 s): a refresh then overlaps the other clients' refusals.
+    pub hold_refresh_until_refusals: Option<u32>,
+    /// How many requests `/mcp` refused with 401.
+    pub refusals: u32,
     /// The ID tokens `/idp/token` exchanges for an ID-JAG.
     pub id_tokens: Vec<String>,
     /// The assertions the JWT-bearer grant takes (ID-JAGs the IdP issued
@@ -117,6 +131,7 @@ impl Default for Behaviour {
             call_scope: None,
             challenge_scope: None,
             authorization_server: None,
+            authorization_endpoint: None,
             redirect_mcp_to: None,
             accept_any_access: false,
             refuse_all: false,
@@ -125,6 +140,10 @@ impl Default for Behaviour {
             tokens: HashMap::new(),
             last_scope: Vec::new(),
             counter: 0,
+            rotate_refresh: false,
+            live_refresh: Vec::new(),
+            hold_refresh_until_refusals: None,
+            refusals: 0,
             id_tokens: Vec::new(),
             assertions: Vec::new(),
         }
@@ -158,7 +177,13 @@ fn json_answer(status: StatusCode, value: Value) -> Response<Body> {
 
 impl AuthServer {
     pub async fn start() -> AuthServer {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        AuthServer::start_on("127.0.0.1").await
+    }
+
+    /// On another loopback address (`127.0.0.2`: another host to the
+    /// client, on the same machine).
+    pub async fn start_on(ip: &str) -> AuthServer {
+        let listener = TcpListener::bind((ip, 0)).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let behaviour = Arc::new(Mutex::new(Behaviour::default()));
@@ -173,6 +198,7 @@ impl AuthServer {
                             async move {
                                 let seen = Seen::read(request).await;
                                 record.lock().unwrap().push(seen.clone());
+                                hold_refresh(&state, &seen).await;
                                 Ok::<_, Infallible>(handle(addr, &state, seen))
                             }
                         },
@@ -214,6 +240,30 @@ impl AuthServer {
     }
 }
 
+/// With `hold_refresh_until_refusals`, a refresh waits for the refusals.
+async fn hold_refresh(state: &Mutex<Behaviour>, seen: &Seen) {
+    let is_refresh = seen.path == "/token"
+        && seen
+            .form()
+            .get("grant_type")
+            .is_some_and(|g| g == "refresh_token");
+    if !is_refresh {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let open = {
+            let b = state.lock().unwrap();
+            b.hold_refresh_until_refusals
+                .is_none_or(|n| b.refusals >= n)
+        };
+        if open || tokio::time::Instant::now() >= deadline {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 fn handle(addr: SocketAddr, state: &Mutex<Behaviour>, seen: Seen) -> Response<Body> {
     let base = format!("http://{addr}");
     let mut b = state.lock().unwrap();
@@ -230,7 +280,10 @@ fn handle(addr: SocketAddr, state: &Mutex<Behaviour>, seen: Seen) -> Response<Bo
             StatusCode::OK,
             json!({
                 "issuer": base,
-                "authorization_endpoint": format!("{base}/authorize"),
+                "authorization_endpoint": b
+                    .authorization_endpoint
+                    .clone()
+                    .unwrap_or_else(|| format!("{base}/authorize")),
                 "token_endpoint": format!("{base}/token"),
                 "registration_endpoint": format!("{base}/register"),
                 "code_challenge_methods_supported": ["S256"],
@@ -352,6 +405,17 @@ fn token(b: &mut Behaviour, seen: &Seen) -> Response<Body> {
         Some("refresh_token") if b.refuse_refresh => {
             return json_answer(StatusCode::BAD_REQUEST, json!({"error": "invalid_grant"}));
         }
+        Some("refresh_token") if b.rotate_refresh => {
+            let presented = form.get("refresh_token").cloned().unwrap_or_default();
+            let Some(at) = b.live_refresh.iter().position(|t| *t == presented) else {
+                // Reuse: the whole grant is revoked.
+                b.tokens.clear();
+                b.live_refresh.clear();
+                return json_answer(StatusCode::BAD_REQUEST, json!({"error": "invalid_grant"}));
+            };
+            b.live_refresh.remove(at);
+            b.last_scope.clone()
+        }
         Some("refresh_token") => b.last_scope.clone(),
         _ => {
             return json_answer(
@@ -372,7 +436,9 @@ fn token(b: &mut Behaviour, seen: &Seen) -> Response<Body> {
         "scope": scopes.join(" "),
     });
     if b.refresh_tokens {
-        answer["refresh_token"] = json!(format!("refresh-{}", b.counter));
+        let refresh = format!("refresh-{}", b.counter);
+        b.live_refresh.push(refresh.clone());
+        answer["refresh_token"] = json!(refresh);
     }
     json_answer(StatusCode::OK, answer)
 }
@@ -396,6 +462,7 @@ fn mcp(base: &str, b: &mut Behaviour, seen: &Seen) -> Response<Body> {
         (b.accept_any_access && !b.refuse_all && token.is_some_and(|t| t.starts_with("access-")))
             .then_some(&any);
     let Some(scopes) = known.or(foreign) else {
+        b.refusals += 1;
         let scope = b
             .challenge_scope
             .as_ref()
