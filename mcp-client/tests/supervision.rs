@@ -11,35 +11,49 @@ use serde_json::json;
 
 const BOUND: Duration = Duration::from_secs(20);
 
-/// The pids of this process's children that run `binary` (nextest runs
-/// each test in a process of its own, so these are the test's servers).
-fn children_running(binary: &std::path::Path) -> Vec<i32> {
-    let me = std::process::id().to_string();
+/// The variable that marks a test's servers: each test gives its own
+/// name, so that its servers are told apart from those of tests running
+/// beside it in the same process (plain `cargo test`), and the process id
+/// from those of other runs.
+const MARKER: &str = "MCP_SUPERVISION_TEST";
+
+/// The marker's value for the test `name`.
+fn mark(name: &str) -> String {
+    format!("{}-{name}", std::process::id())
+}
+
+/// The pids of the live processes running `binary` that carry `marker`
+/// (zombies, whose environment reads empty, are not counted).
+fn servers_marked(binary: &std::path::Path, marker: &str) -> Vec<i32> {
+    let needle = format!("{MARKER}={}", mark(marker));
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        // The fields after the command's closing parenthesis: state, ppid.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let ppid = rest.split_whitespace().nth(1);
+        let marked = environ
+            .split(|b| *b == 0)
+            .any(|var| var == needle.as_bytes());
         let exe = std::fs::read_link(entry.path().join("exe")).ok();
-        if ppid == Some(me.as_str()) && exe.as_deref() == Some(binary) {
+        if marked && exe.as_deref() == Some(binary) {
             found.push(pid);
         }
     }
     found
 }
 
-fn kill_server() -> i32 {
-    let pids = children_running(&server_path());
+/// The test's servers now running.
+fn servers(marker: &str) -> Vec<i32> {
+    servers_marked(&server_path(), marker)
+}
+
+fn kill_server(marker: &str) -> i32 {
+    let pids = servers(marker);
     assert_eq!(pids.len(), 1, "one server runs: {pids:?}");
-    // SAFETY: signalling our own child.
+    // SAFETY: signalling a process this test started.
     assert_eq!(unsafe { libc::kill(pids[0], libc::SIGKILL) }, 0);
     pids[0]
 }
@@ -57,8 +71,10 @@ async fn until_down(client: &Client) {
     .expect("the end of the connection is seen");
 }
 
-fn server(args: &[&str]) -> StdioCommand {
+/// The reference server, marked as the test's by `marker`.
+fn server(marker: &str, args: &[&str]) -> StdioCommand {
     StdioCommand::new(server_path())
+        .env(MARKER, mark(marker))
         .args(args)
         .name("reference")
         .close_grace(Duration::from_millis(500))
@@ -74,12 +90,15 @@ async fn a_killed_server_is_started_again_and_only_harmless_calls_are_resent() {
     // comes; so is a slow tool call, which may have acted.
     let client = Client::builder()
         .supervise(quick())
-        .connect(server(&[
-            "--era",
-            "legacy",
-            "--knob",
-            "answer-late=1500:resources/read",
-        ]))
+        .connect(server(
+            "killed",
+            &[
+                "--era",
+                "legacy",
+                "--knob",
+                "answer-late=1500:resources/read",
+            ],
+        ))
         .await
         .unwrap();
     let mut events = client.events();
@@ -102,7 +121,7 @@ async fn a_killed_server_is_started_again_and_only_harmless_calls_are_resent() {
         }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let killed = kill_server();
+    let killed = kill_server("killed");
 
     let acted = tokio::time::timeout(BOUND, acting).await.unwrap().unwrap();
     let error = acted.expect_err("a call that may have acted is not sent again");
@@ -116,7 +135,7 @@ async fn a_killed_server_is_started_again_and_only_harmless_calls_are_resent() {
         .await
         .expect("the next call reaches the new server");
     assert!(!after.is_error());
-    let now = children_running(&server_path());
+    let now = servers("killed");
     assert_eq!(now.len(), 1);
     assert_ne!(now[0], killed, "a new process serves");
 
@@ -142,11 +161,11 @@ async fn a_killed_server_is_started_again_and_only_harmless_calls_are_resent() {
 async fn a_listen_stream_is_opened_again_after_a_restart() {
     let client = Client::builder()
         .supervise(quick())
-        .connect(server(&["--era", "modern"]))
+        .connect(server("listen", &["--era", "modern"]))
         .await
         .unwrap();
     let mut changes = client.subscribe(Watch::new().tools()).await.unwrap();
-    kill_server();
+    kill_server("listen");
     until_down(&client).await;
     // The next call restarts the server (and the listen goes out again).
     client
@@ -188,12 +207,13 @@ async fn a_server_that_dies_at_once_every_time_spends_the_budget() {
         .supervise(quick().max_restarts(3, Duration::from_secs(60)))
         .connect(
             StdioCommand::new("sh")
+                .env(MARKER, mark("dies-at-once"))
                 .args(["-c", &script])
                 .close_grace(Duration::from_millis(200)),
         )
         .await
         .unwrap();
-    kill_server();
+    kill_server("dies-at-once");
     until_down(&client).await;
     let error = tokio::time::timeout(BOUND, client.call_tool("echo", json!({"text": "x"})))
         .await
