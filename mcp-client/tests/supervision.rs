@@ -480,21 +480,29 @@ mod front {
                 // Until the listening socket is gone.
                 let _ = accept.await;
             }
-            self.tasks.lock().unwrap().abort_all();
+            self.close_connections().await;
             *self.held.lock().unwrap() = Some(bound(self.addr));
         }
 
         /// Listens again on the same address.
         pub(super) async fn reopen(&self, mode: Mode) {
-            self.set_mode(mode);
+            self.set_mode(mode).await;
             let socket = self.held.lock().unwrap().take().expect("refused");
             self.serve(socket.listen(1024).unwrap());
         }
 
         /// Changes what new connections get; open ones are closed.
-        pub(super) fn set_mode(&self, mode: Mode) {
+        pub(super) async fn set_mode(&self, mode: Mode) {
             *self.mode.lock().unwrap() = mode;
-            self.tasks.lock().unwrap().abort_all();
+            self.close_connections().await;
+        }
+
+        /// Closes every open connection, and waits until they are closed
+        /// (a request on one must not reach the old mode's server).
+        async fn close_connections(&self) {
+            let mut open = std::mem::take(&mut *self.tasks.lock().unwrap());
+            open.abort_all();
+            while open.join_next().await.is_some() {}
         }
 
         fn serve(&self, listener: TcpListener) {
@@ -631,7 +639,7 @@ async fn maintenance_window(config: fn() -> mcp_testkit::fake::FakeConfig) {
             front.reopen(Mode::Busy(2)).await;
             tokio::time::sleep_until(began + Duration::from_millis(7500)).await;
             let second = HttpFake::start(config()).await.unwrap();
-            front.set_mode(Mode::Forward(second.addr()));
+            front.set_mode(Mode::Forward(second.addr())).await;
             second
         }
     });
@@ -751,7 +759,7 @@ async fn close_ends_a_restart_that_waits_for_retry_after() {
         .await
         .unwrap();
     client.list_tools().await.unwrap();
-    front.set_mode(Mode::Busy(3600));
+    front.set_mode(Mode::Busy(3600)).await;
 
     let short = client
         .list_tools()
