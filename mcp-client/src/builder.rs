@@ -385,15 +385,22 @@ impl ClientBuilder {
     /// connection breaks (HTTP), the client connects again through its
     /// connector by `policy`, and the same `Client` goes on.
     ///
-    /// Calls made while it reconnects wait (within their timeouts); a call
+    /// Calls made while it reconnects wait (within their timeouts: one
+    /// whose timeout runs out first fails with
+    /// [`ErrorKind::Restarting`](crate::ErrorKind::Restarting)); a call
     /// in flight when the server died is sent again only when that is
     /// harmless (reads, lists, listens, tools marked read-only or
     /// idempotent), and otherwise fails with
-    /// [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun). Each
+    /// [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun). An HTTP
+    /// 503 is waited out (its `Retry-After` honoured up to
+    /// [`RestartPolicy::max_retry_after`](crate::RestartPolicy::max_retry_after))
+    /// like a connection that ended. Each
     /// attempt is told as [`ServerEvent::Restarted`](crate::ServerEvent::Restarted); when the
-    /// budget is spent, calls fail with
+    /// budget is spent (by restarts after a server that was reached, see
+    /// [`RestartPolicy`](crate::RestartPolicy)), calls fail with
     /// [`ErrorKind::RestartsExhausted`](crate::ErrorKind::RestartsExhausted).
-    /// [`Client::close`](crate::Client::close) stops it for good.
+    /// [`Client::close`](crate::Client::close) stops it for good, a
+    /// restart under way included.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]

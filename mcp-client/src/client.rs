@@ -93,7 +93,9 @@ impl Client {
     /// SIGTERM, then SIGKILL). Calls in flight fail with `Closed`.
     pub async fn close(&self) {
         if let Some(supervisor) = &self.session.supervisor {
-            supervisor.stop();
+            // A restart under way ends first: otherwise it could put a new
+            // connection in place after this one is closed.
+            supervisor.stop_and_settle().await;
         }
         self.session.transport().close().await;
     }

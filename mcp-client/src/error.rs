@@ -109,6 +109,21 @@ pub enum ErrorKind {
         /// The attempts that failed, oldest first.
         attempts: Vec<crate::RestartAttempt>,
     },
+    /// A supervised connection is being restarted (the server went away,
+    /// or asked to be retried later), and the call's own timeout ran out
+    /// while it waited; nothing was sent on a connection that is not
+    /// there. The client goes on restarting for later calls: retry the
+    /// call after `retry_after`, when the server named a delay.
+    Restarting {
+        /// How long after the call failed the server asked to be tried
+        /// again (its `Retry-After`, at most
+        /// [`RestartPolicy::max_retry_after`](crate::RestartPolicy::max_retry_after)),
+        /// when it asked.
+        retry_after: Option<std::time::Duration>,
+        /// Why the connection is being restarted, in words (the last
+        /// failure).
+        cause: String,
+    },
     /// A multi round-trip request needed more rounds than allowed.
     TooManyRounds {
         /// How many rounds ran.
@@ -189,11 +204,12 @@ impl ClientError {
         matches!(self.kind, ErrorKind::MayHaveRun { .. })
     }
 
-    /// Whether the call ran out of time.
+    /// Whether the call ran out of time (waiting for the answer, or for a
+    /// supervised connection's restart).
     pub fn is_timeout(&self) -> bool {
         matches!(
             self.kind,
-            ErrorKind::Transport(TransportError::Timeout { .. })
+            ErrorKind::Transport(TransportError::Timeout { .. }) | ErrorKind::Restarting { .. }
         )
     }
 }
@@ -300,6 +316,17 @@ impl fmt::Display for ErrorKind {
                     write!(f, " (the last: {})", last.failure.as_deref().unwrap_or("?"))?;
                 }
                 f.write_str("; connect again when the server is back")
+            }
+            ErrorKind::Restarting { retry_after, cause } => {
+                write!(
+                    f,
+                    "the call's timeout ran out while the connection was being restarted \
+                     ({cause}); nothing was sent"
+                )?;
+                match retry_after {
+                    Some(d) => write!(f, "; the server asked to be retried in {d:?}"),
+                    None => f.write_str("; try again later"),
+                }
             }
             ErrorKind::TooManyRounds { rounds } => write!(
                 f,

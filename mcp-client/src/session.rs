@@ -307,12 +307,19 @@ impl Session {
         // every request over a connection of their own (HTTP).
         let recoverable = self.transport().answers_every_request();
         let (mut renewed, mut resent, mut restarted) = (false, false, false);
+        // Waiting for a supervised connection's restart takes from the
+        // call's own time, however many restarts it waits for.
+        let deadline =
+            tokio::time::Instant::now() + options.timeout.unwrap_or(self.config.request_timeout);
         loop {
             if params.is_none() {
                 // A retry: the params went with the last attempt.
                 params = kept.or(own.as_ref()).map(KeptParams::value);
             }
-            let generation = self.ready().await.map_err(|e| self.fail(method, e))?;
+            let generation = self
+                .until(deadline, self.ready())
+                .await
+                .map_err(|e| self.fail(method, e))?;
             let id = self.ids.next();
             let token = options.wants_progress().then(|| id.clone());
             let level = self.log_level();
@@ -438,15 +445,25 @@ impl Session {
                     tracing::info!(method, %cause, "the answer was lost; sending the request again");
                     resent = true;
                 }
-                Err(e @ (TransportError::ServerGone(_) | TransportError::Unreachable { .. }))
-                    if self.supervised() && !restarted =>
-                {
-                    self.restart(generation, &e)
+                Err(
+                    e @ (TransportError::ServerGone(_)
+                    | TransportError::Unreachable { .. }
+                    | TransportError::RetryLater { status: 503, .. }),
+                ) if self.supervised() && !restarted => {
+                    // A 503 is the server (or its gateway) saying it is not
+                    // serving now: connect again once it said it would. A
+                    // 429 is about this client's pace, which a new
+                    // connection does not change.
+                    self.until(deadline, self.restart(generation, &e))
                         .await
                         .map_err(|e| self.fail(method, e))?;
-                    // Unreachable: nothing was sent, so trying again is
-                    // always safe (the restart budget bounds it). A server
-                    // that died with the request may have run it.
+                    if !self.supervised() {
+                        // Closed during the restart: nothing more goes out.
+                        return Err(self.fail(method, TransportError::Closed));
+                    }
+                    // Unreachable, 503: the request did not run, so trying
+                    // again is always safe (the call's timeout bounds it).
+                    // A server that died with the request may have run it.
                     let reached = matches!(e, TransportError::ServerGone(_));
                     restarted = reached;
                     let sent = kept.or(own.as_ref()).map(KeptParams::value);
@@ -464,6 +481,23 @@ impl Session {
                 }
                 Err(e) => return Err(self.fail(method, e)),
             }
+        }
+    }
+
+    /// `wait`, for a supervised client no later than `deadline`: a call
+    /// that runs out of time waiting for a restart fails saying so (and
+    /// when the server asked to be retried).
+    async fn until<T>(
+        &self,
+        deadline: tokio::time::Instant,
+        wait: impl Future<Output = Result<T>>,
+    ) -> Result<T> {
+        let Some(supervisor) = &self.supervisor else {
+            return wait.await;
+        };
+        match tokio::time::timeout_at(deadline, wait).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(supervisor.restarting_error()),
         }
     }
 

@@ -16,7 +16,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_transport::{ConnectionHandlers, Connector, GoneInfo, TransportError};
+use futures::future::BoxFuture;
+use mcp_transport::{ConnectionHandlers, Connector, GoneInfo, Transport, TransportError};
 use tokio::time::Instant;
 
 use crate::connect::Connecting;
@@ -31,12 +32,23 @@ use crate::session::Session;
 /// The defaults: at most 5 restarts within 60 seconds; the first attempt
 /// after 100 ms, each later one after twice the last, at most 5 s, each
 /// delay shortened by up to a fifth at random so that many clients of one
-/// server do not come back at once. A server that asks for a delay (HTTP
-/// 429 or 503 with `Retry-After`) gets at least that. The delays go on
-/// doubling across restarts until a call succeeds: a connection that
-/// opens without a round trip (a modern HTTP server, its era already
-/// known) proves nothing, and a server still down would otherwise spend
-/// the budget at the first delay.
+/// server do not come back at once. The delays go on doubling across
+/// restarts until a call succeeds: a connection that opens without a round
+/// trip (a modern HTTP server, its era already known) proves nothing.
+///
+/// A server that asks for a delay (HTTP 429 or 503 with `Retry-After`) is
+/// tried again after that delay instead of the backoff's, at most
+/// [`max_retry_after`](Self::max_retry_after) (60 s by default) later.
+///
+/// Only a restart after a server that was reached counts against the
+/// budget (one that died, or failed an attempt otherwise). A restart after
+/// an attempt that reached nothing (a refused connection, an unresolved
+/// name) or after a server that asked to be retried later (429, 503) is
+/// free: a server in a maintenance window is waited for, within each
+/// call's own timeout, rather than given up on. A call whose timeout runs
+/// out while the restart waits fails with
+/// [`ErrorKind::Restarting`](crate::ErrorKind::Restarting), which says when
+/// the server asked to be retried.
 ///
 /// ```
 /// use std::time::Duration;
@@ -59,6 +71,9 @@ pub struct RestartPolicy {
     pub initial_delay: Duration,
     /// The longest delay between attempts.
     pub max_delay: Duration,
+    /// The longest delay a server's `Retry-After` is honoured with; a
+    /// longer one is cut to this.
+    pub max_retry_after: Duration,
 }
 
 impl Default for RestartPolicy {
@@ -68,6 +83,7 @@ impl Default for RestartPolicy {
             window: Duration::from_secs(60),
             initial_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(5),
+            max_retry_after: Duration::from_secs(60),
         }
     }
 }
@@ -89,6 +105,21 @@ impl RestartPolicy {
     pub fn backoff(mut self, initial: Duration, max: Duration) -> Self {
         self.initial_delay = initial;
         self.max_delay = max.max(initial);
+        self
+    }
+
+    /// The longest wait a server's `Retry-After` gets: a server that asks
+    /// for more (a day, say) is tried again after `max`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_client::RestartPolicy;
+    ///
+    /// let policy = RestartPolicy::new().max_retry_after(Duration::from_secs(10));
+    /// assert_eq!(policy.max_retry_after, Duration::from_secs(10));
+    /// ```
+    pub fn max_retry_after(mut self, max: Duration) -> Self {
+        self.max_retry_after = max;
         self
     }
 
@@ -133,6 +164,17 @@ pub(crate) struct Supervisor {
     recent: Mutex<VecDeque<Instant>>,
     /// Set by `close`: no restart after it.
     stopped: AtomicBool,
+    /// Told `true` by `close`, so that a restart waiting or connecting
+    /// ends at once.
+    stopping: tokio::sync::watch::Sender<bool>,
+    /// Held while a restart runs, so that `close` can wait for it to end
+    /// (and to close what it opened) before closing the connection.
+    restarting: tokio::sync::Mutex<()>,
+    /// When the server asked to be tried again (its `Retry-After`, cut to
+    /// the policy's maximum), until a later attempt goes out.
+    not_before: Mutex<Option<Instant>>,
+    /// What the restart under way is for, in words.
+    cause: Mutex<Option<String>>,
     /// Set when the budget ran out: every call fails with this.
     failed: Mutex<Option<ClientError>>,
     /// Attempts since a call last succeeded, which the backoff goes on
@@ -154,6 +196,10 @@ impl Supervisor {
             negotiated,
             recent: Mutex::new(VecDeque::new()),
             stopped: AtomicBool::new(false),
+            stopping: tokio::sync::watch::Sender::new(false),
+            restarting: tokio::sync::Mutex::new(()),
+            not_before: Mutex::new(None),
+            cause: Mutex::new(None),
             failed: Mutex::new(None),
             streak: AtomicU32::new(0),
         }
@@ -167,7 +213,61 @@ impl Supervisor {
     }
 
     pub(crate) fn stop(&self) {
-        self.stopped.store(true, Ordering::Release);
+        self.stopped.store(true, Ordering::SeqCst);
+        self.stopping.send_replace(true);
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Stops the connection for good and waits until no restart runs: one
+    /// under way ends at once (a wait is cut short, a connection it opened
+    /// is closed), so nothing it started outlives `close`.
+    pub(crate) async fn stop_and_settle(&self) {
+        self.stop();
+        drop(self.restarting.lock().await);
+    }
+
+    /// Resolves once `close` was called.
+    async fn stopped(&self) {
+        let mut told = self.stopping.subscribe();
+        // An error means the sender is gone, which the supervisor owns.
+        let _ = told.wait_for(|stopped| *stopped).await;
+    }
+
+    /// The server asked to be tried again after `retry_after` (cut to the
+    /// policy's maximum): no attempt goes out before then.
+    pub(crate) fn asked_to_wait(&self, retry_after: Option<Duration>) {
+        let Some(asked) = retry_after else { return };
+        let until = Instant::now() + asked.min(self.policy.max_retry_after);
+        let mut not_before = self.not_before.lock().unwrap_or_else(|p| p.into_inner());
+        *not_before = Some(not_before.map_or(until, |t| t.max(until)));
+    }
+
+    /// The wait the server asked for, from now, if it is still ahead.
+    fn asked_wait(&self) -> Option<Duration> {
+        let not_before = *self.not_before.lock().unwrap_or_else(|p| p.into_inner());
+        not_before.map(|t| t.saturating_duration_since(Instant::now()))
+    }
+
+    fn set_cause(&self, cause: &str) {
+        *self.cause.lock().unwrap_or_else(|p| p.into_inner()) = Some(cause.to_owned());
+    }
+
+    /// The error of a call whose own timeout ran out while the connection
+    /// was being restarted.
+    pub(crate) fn restarting_error(&self) -> ClientError {
+        let cause = self
+            .cause
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_else(|| "the connection ended".to_owned());
+        ClientError::new(ErrorKind::Restarting {
+            retry_after: self.asked_wait().filter(|d| !d.is_zero()),
+            cause,
+        })
     }
 
     /// Counts a restart against the budget; false when it is spent.
@@ -207,9 +307,7 @@ fn seed(attempt: u32) -> u64 {
 impl Session {
     /// Whether this connection restarts when it ends.
     pub(crate) fn supervised(&self) -> bool {
-        self.supervisor
-            .as_ref()
-            .is_some_and(|s| !s.stopped.load(Ordering::Acquire))
+        self.supervisor.as_ref().is_some_and(|s| !s.is_stopped())
     }
 
     /// The error a supervised connection gave up with, if it did.
@@ -227,19 +325,27 @@ impl Session {
         let Some(supervisor) = self.supervisor.as_ref() else {
             return Ok(());
         };
+        if let TransportError::RetryLater { retry_after, .. } = cause {
+            supervisor.asked_to_wait(*retry_after);
+        }
         let recovery = &self.recovery;
         let _held = recovery.reinitializing.lock().await;
         if recovery.generation() != seen {
             // Another request already restarted it (or gave up).
             return supervisor.failure().map_or(Ok(()), Err);
         }
-        recovery.busy.store(true, Ordering::Release);
+        let _restarting = supervisor.restarting.lock().await;
+        if supervisor.is_stopped() {
+            return Err(ClientError::from(TransportError::Closed));
+        }
+        // Cleared however this ends: a call whose timeout runs out drops
+        // the restart, and later requests must not wait for it.
+        let _busy = Busy::set(&recovery.busy);
         // Boxed: connecting again is a whole connect (several KiB of
         // future), and every request's future would otherwise carry room
         // for it, copied at each level of every call.
         let outcome = Box::pin(self.attempts(supervisor, cause)).await;
         recovery.bump();
-        recovery.busy.store(false, Ordering::Release);
         if let Err(e) = &outcome {
             *supervisor.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
         }
@@ -253,12 +359,16 @@ impl Session {
             TransportError::ServerGone(info) => Some((**info).clone()),
             _ => None,
         };
-        let mut floor = Duration::ZERO;
+        // Whether what ended the connection (or failed the last attempt)
+        // shows a server that was reached: only then does the restart count
+        // against the budget.
+        let mut reached = reached_server(cause);
         for attempt in 1u32.. {
-            if supervisor.stopped.load(Ordering::Acquire) {
+            if supervisor.is_stopped() {
                 return Err(ClientError::from(TransportError::Closed));
             }
-            if !supervisor.spend() {
+            supervisor.set_cause(&cause_text);
+            if reached && !supervisor.spend() {
                 tracing::warn!(
                     attempts = history.len(),
                     "the restart budget is spent; giving up"
@@ -267,12 +377,27 @@ impl Session {
                     attempts: history,
                 }));
             }
-            // Counted across restarts until a call succeeds (see
-            // `RestartPolicy`).
-            let nth = supervisor.streak.fetch_add(1, Ordering::Relaxed) + 1;
-            let after = supervisor.policy.delay(nth, seed(attempt)).max(floor);
+            let after = match supervisor.asked_wait() {
+                // The server's own delay rather than the backoff's: it said
+                // when it will serve again. Not less than the first delay,
+                // so that `Retry-After: 0` does not spin.
+                Some(asked) => asked.max(supervisor.policy.initial_delay),
+                None => {
+                    // Counted across restarts until a call succeeds (see
+                    // `RestartPolicy`).
+                    let nth = supervisor.streak.fetch_add(1, Ordering::Relaxed) + 1;
+                    supervisor.policy.delay(nth, seed(attempt))
+                }
+            };
             tracing::info!(attempt, ?after, cause = %cause_text, "the connection ended; connecting again");
-            tokio::time::sleep(after).await;
+            tokio::select! {
+                () = tokio::time::sleep(after) => {}
+                () = supervisor.stopped() => return Err(ClientError::from(TransportError::Closed)),
+            }
+            *supervisor
+                .not_before
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = None;
             let mut record = RestartAttempt {
                 attempt,
                 after,
@@ -282,17 +407,20 @@ impl Session {
             };
             match self.reconnect(supervisor).await {
                 Ok(()) => {
+                    *supervisor.cause.lock().unwrap_or_else(|p| p.into_inner()) = None;
                     self.tell(ServerEvent::Restarted(record));
                     return Ok(());
                 }
+                Err(_) if supervisor.is_stopped() => {
+                    return Err(ClientError::from(TransportError::Closed));
+                }
                 Err(e) => {
-                    floor = match e.transport_error() {
-                        Some(TransportError::RetryLater {
-                            retry_after: Some(d),
-                            ..
-                        }) => *d,
-                        _ => Duration::ZERO,
-                    };
+                    if let Some(TransportError::RetryLater { retry_after, .. }) =
+                        e.transport_error()
+                    {
+                        supervisor.asked_to_wait(*retry_after);
+                    }
+                    reached = e.transport_error().is_none_or(reached_server);
                     tracing::warn!(attempt, error = %e, "the restart failed");
                     record.failure = Some(e.to_string());
                     cause_text = e.to_string();
@@ -313,26 +441,108 @@ impl Session {
         crate::events::deliver(self.config.event_callback.as_deref(), &self.events, event);
     }
 
-    /// One connection attempt, with the verdict in hand.
+    /// One connection attempt, with the verdict in hand. `close` ends it
+    /// at once: what it opened is closed (a server process ends before
+    /// `close` returns) and nothing is put in place.
     async fn reconnect(&self, supervisor: &Supervisor) -> Result<()> {
-        let established = Connecting {
+        let opened = Opened {
+            inner: supervisor.connector.clone(),
+            transports: Arc::default(),
+        };
+        let connecting = Connecting {
             config: &self.config,
-            connector: supervisor.connector.as_ref(),
+            connector: &opened,
             handlers: supervisor.handlers.clone(),
             ids: self.ids.clone(),
             late_discover: self.late_discover.clone(),
             negotiated: supervisor.negotiated.clone(),
-        }
-        .run(Some(self.verdict()))
-        .await?;
+        };
+        let established = tokio::select! {
+            biased;
+            () = supervisor.stopped() => None,
+            established = connecting.run(Some(self.verdict())) => Some(established?),
+        };
+        let Some(established) = established.filter(|_| !supervisor.is_stopped()) else {
+            opened.close_all().await;
+            return Err(ClientError::from(TransportError::Closed));
+        };
         let old = self.transport();
+        // All in place before the first wait: a call whose timeout runs
+        // out drops the restart at any await.
         self.replace_transport(established.transport);
-        old.close().await;
         self.update_verdict(|v| *v = established.verdict);
         self.cache.clear();
+        old.close().await;
         if self.era() == mcp_protocol::Era::Legacy {
-            self.reapply().await;
+            // Cut short by `close`, which closes the new connection.
+            tokio::select! {
+                () = self.reapply() => {}
+                () = supervisor.stopped() => {}
+            }
         }
         Ok(())
+    }
+}
+
+/// Whether a failure shows a server that was reached (it died, or answered
+/// something other than "later"), which a restart after it counts against
+/// the budget for. Nothing reached (a refused connection) and a server
+/// that asked to be retried later prove nothing about a crash loop.
+fn reached_server(e: &TransportError) -> bool {
+    !matches!(
+        e,
+        TransportError::Unreachable { .. } | TransportError::RetryLater { .. }
+    )
+}
+
+/// Clears the busy flag however the restart ends.
+struct Busy<'a>(&'a AtomicBool);
+
+impl<'a> Busy<'a> {
+    fn set(flag: &'a AtomicBool) -> Self {
+        flag.store(true, Ordering::Release);
+        Busy(flag)
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// The connector of a restart, noting every connection it opens, so that
+/// a restart ended by `close` closes them (a connect may open two, the
+/// probe's and the legacy one's).
+struct Opened {
+    inner: Arc<dyn Connector>,
+    transports: Arc<Mutex<Vec<Arc<dyn Transport>>>>,
+}
+
+impl Opened {
+    async fn close_all(&self) {
+        let opened: Vec<_> =
+            std::mem::take(&mut *self.transports.lock().unwrap_or_else(|p| p.into_inner()));
+        for transport in opened {
+            transport.close().await;
+        }
+    }
+}
+
+impl Connector for Opened {
+    fn connect(
+        &self,
+        handlers: ConnectionHandlers,
+    ) -> BoxFuture<'static, std::result::Result<Arc<dyn Transport>, TransportError>> {
+        let connecting = self.inner.connect(handlers);
+        let transports = self.transports.clone();
+        Box::pin(async move {
+            let transport = connecting.await?;
+            transports
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(transport.clone());
+            Ok(transport)
+        })
     }
 }

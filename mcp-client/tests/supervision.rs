@@ -11,35 +11,49 @@ use serde_json::json;
 
 const BOUND: Duration = Duration::from_secs(20);
 
-/// The pids of this process's children that run `binary` (nextest runs
-/// each test in a process of its own, so these are the test's servers).
-fn children_running(binary: &std::path::Path) -> Vec<i32> {
-    let me = std::process::id().to_string();
+/// The variable that marks a test's servers: each test gives its own
+/// name, so that its servers are told apart from those of tests running
+/// beside it in the same process (plain `cargo test`), and the process id
+/// from those of other runs.
+const MARKER: &str = "MCP_SUPERVISION_TEST";
+
+/// The marker's value for the test `name`.
+fn mark(name: &str) -> String {
+    format!("{}-{name}", std::process::id())
+}
+
+/// The pids of the live processes running `binary` that carry `marker`
+/// (zombies, whose environment reads empty, are not counted).
+fn servers_marked(binary: &std::path::Path, marker: &str) -> Vec<i32> {
+    let needle = format!("{MARKER}={}", mark(marker));
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        // The fields after the command's closing parenthesis: state, ppid.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let ppid = rest.split_whitespace().nth(1);
+        let marked = environ
+            .split(|b| *b == 0)
+            .any(|var| var == needle.as_bytes());
         let exe = std::fs::read_link(entry.path().join("exe")).ok();
-        if ppid == Some(me.as_str()) && exe.as_deref() == Some(binary) {
+        if marked && exe.as_deref() == Some(binary) {
             found.push(pid);
         }
     }
     found
 }
 
-fn kill_server() -> i32 {
-    let pids = children_running(&server_path());
+/// The test's servers now running.
+fn servers(marker: &str) -> Vec<i32> {
+    servers_marked(&server_path(), marker)
+}
+
+fn kill_server(marker: &str) -> i32 {
+    let pids = servers(marker);
     assert_eq!(pids.len(), 1, "one server runs: {pids:?}");
-    // SAFETY: signalling our own child.
+    // SAFETY: signalling a process this test started.
     assert_eq!(unsafe { libc::kill(pids[0], libc::SIGKILL) }, 0);
     pids[0]
 }
@@ -57,8 +71,10 @@ async fn until_down(client: &Client) {
     .expect("the end of the connection is seen");
 }
 
-fn server(args: &[&str]) -> StdioCommand {
+/// The reference server, marked as the test's by `marker`.
+fn server(marker: &str, args: &[&str]) -> StdioCommand {
     StdioCommand::new(server_path())
+        .env(MARKER, mark(marker))
         .args(args)
         .name("reference")
         .close_grace(Duration::from_millis(500))
@@ -74,12 +90,15 @@ async fn a_killed_server_is_started_again_and_only_harmless_calls_are_resent() {
     // comes; so is a slow tool call, which may have acted.
     let client = Client::builder()
         .supervise(quick())
-        .connect(server(&[
-            "--era",
-            "legacy",
-            "--knob",
-            "answer-late=1500:resources/read",
-        ]))
+        .connect(server(
+            "killed",
+            &[
+                "--era",
+                "legacy",
+                "--knob",
+                "answer-late=1500:resources/read",
+            ],
+        ))
         .await
         .unwrap();
     let mut events = client.events();
@@ -102,7 +121,7 @@ async fn a_killed_server_is_started_again_and_only_harmless_calls_are_resent() {
         }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let killed = kill_server();
+    let killed = kill_server("killed");
 
     let acted = tokio::time::timeout(BOUND, acting).await.unwrap().unwrap();
     let error = acted.expect_err("a call that may have acted is not sent again");
@@ -116,7 +135,7 @@ async fn a_killed_server_is_started_again_and_only_harmless_calls_are_resent() {
         .await
         .expect("the next call reaches the new server");
     assert!(!after.is_error());
-    let now = children_running(&server_path());
+    let now = servers("killed");
     assert_eq!(now.len(), 1);
     assert_ne!(now[0], killed, "a new process serves");
 
@@ -142,11 +161,11 @@ async fn a_killed_server_is_started_again_and_only_harmless_calls_are_resent() {
 async fn a_listen_stream_is_opened_again_after_a_restart() {
     let client = Client::builder()
         .supervise(quick())
-        .connect(server(&["--era", "modern"]))
+        .connect(server("listen", &["--era", "modern"]))
         .await
         .unwrap();
     let mut changes = client.subscribe(Watch::new().tools()).await.unwrap();
-    kill_server();
+    kill_server("listen");
     until_down(&client).await;
     // The next call restarts the server (and the listen goes out again).
     client
@@ -188,12 +207,13 @@ async fn a_server_that_dies_at_once_every_time_spends_the_budget() {
         .supervise(quick().max_restarts(3, Duration::from_secs(60)))
         .connect(
             StdioCommand::new("sh")
+                .env(MARKER, mark("dies-at-once"))
                 .args(["-c", &script])
                 .close_grace(Duration::from_millis(200)),
         )
         .await
         .unwrap();
-    kill_server();
+    kill_server("dies-at-once");
     until_down(&client).await;
     let error = tokio::time::timeout(BOUND, client.call_tool("echo", json!({"text": "x"})))
         .await
@@ -286,4 +306,506 @@ async fn an_http_server_that_comes_back_is_connected_again() {
         attempts.len()
     );
     client.close().await;
+}
+
+/// Waits until `marker`'s servers are exactly `count`.
+async fn until_servers(marker: &str, count: usize) -> Vec<i32> {
+    tokio::time::timeout(BOUND, async {
+        loop {
+            let now = servers(marker);
+            if now.len() == count {
+                return now;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{count} servers never ran: {:?}", servers(marker)))
+}
+
+/// `close` while a restart waits out its backoff: the wait ends at once,
+/// no server is started after it, and the call that met the end of the
+/// connection is not sent again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_during_a_restart_wait_starts_nothing_and_resends_nothing() {
+    let client = Client::builder()
+        // A backoff far longer than the test waits for anything.
+        .supervise(RestartPolicy::new().backoff(Duration::from_secs(60), Duration::from_secs(60)))
+        .connect(server("close-waiting", &["--era", "legacy"]))
+        .await
+        .unwrap();
+    kill_server("close-waiting");
+    until_down(&client).await;
+    let listing = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools().await }
+    });
+    // Time for the call to meet the dead connection and begin the
+    // restart's wait of a minute (a close before that would stop the
+    // restart before it began, which proves less).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!listing.is_finished(), "the call waits for the restart");
+    tokio::time::timeout(BOUND, client.close())
+        .await
+        .expect("close ends the waiting restart at once");
+    let listed = tokio::time::timeout(BOUND, listing)
+        .await
+        .expect("the waiting call ends with close")
+        .unwrap();
+    let error = listed.expect_err("nothing is sent after close");
+    assert!(
+        matches!(
+            error.transport_error(),
+            Some(mcp_transport::TransportError::Closed)
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        servers("close-waiting"),
+        Vec::<i32>::new(),
+        "no server runs"
+    );
+}
+
+/// `close` while a restart is connecting (the new server started, its
+/// `initialize` not yet answered): once `close` returns, no server runs,
+/// and the call that met the end of the connection is not sent again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_during_a_reconnect_leaves_no_server_running() {
+    let client = Client::builder()
+        .supervise(quick())
+        .connect(server(
+            "close-connecting",
+            &["--era", "legacy", "--knob", "answer-late=1500:initialize"],
+        ))
+        .await
+        .unwrap();
+    kill_server("close-connecting");
+    until_down(&client).await;
+    until_servers("close-connecting", 0).await;
+    let listing = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools().await }
+    });
+    // The restart has started a new server, which answers its
+    // `initialize` only 1.5 s later.
+    until_servers("close-connecting", 1).await;
+    client.close().await;
+    assert_eq!(
+        servers("close-connecting"),
+        Vec::<i32>::new(),
+        "a server runs after close"
+    );
+    let listed = tokio::time::timeout(BOUND, listing)
+        .await
+        .expect("the waiting call ends with close")
+        .unwrap();
+    let error = listed.expect_err("the call is not sent again after close");
+    assert!(
+        matches!(
+            error.transport_error(),
+            Some(mcp_transport::TransportError::Closed)
+        ),
+        "{error:?}"
+    );
+    assert_eq!(servers("close-connecting"), Vec::<i32>::new());
+}
+
+/// A loopback front for an HTTP server, which a test can turn away
+/// (connections refused), make answer every request with 503 and
+/// `Retry-After`, or point at a server.
+#[cfg(feature = "http")]
+mod front {
+    use std::net::SocketAddr;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpSocket, TcpStream};
+    use tokio::task::{JoinHandle, JoinSet};
+
+    /// What the front does with a connection.
+    #[derive(Clone, Copy, Debug)]
+    pub(super) enum Mode {
+        /// Relays it to this server.
+        Forward(SocketAddr),
+        /// Answers each request with 503 and `Retry-After: SECS`.
+        Busy(u64),
+    }
+
+    pub(super) struct Front {
+        addr: SocketAddr,
+        mode: Arc<Mutex<Mode>>,
+        /// The accept loop, which holds the listening socket.
+        accept: Mutex<Option<JoinHandle<()>>>,
+        /// While connections are refused: the address, bound and not
+        /// listening, so that no other test's server takes it meanwhile.
+        held: Mutex<Option<TcpSocket>>,
+        /// Every connection's task.
+        tasks: Arc<Mutex<JoinSet<()>>>,
+        busy_answers: Arc<AtomicUsize>,
+    }
+
+    impl Front {
+        pub(super) async fn start(mode: Mode) -> Front {
+            let socket = bound(SocketAddr::from(([127, 0, 0, 1], 0)));
+            let addr = socket.local_addr().unwrap();
+            let front = Front {
+                addr,
+                mode: Arc::new(Mutex::new(mode)),
+                accept: Mutex::new(None),
+                held: Mutex::new(None),
+                tasks: Arc::default(),
+                busy_answers: Arc::default(),
+            };
+            front.serve(socket.listen(1024).unwrap());
+            front
+        }
+
+        pub(super) fn url(&self) -> String {
+            format!("http://{}/mcp", self.addr)
+        }
+
+        /// How many 503s it has sent.
+        pub(super) fn busy_answers(&self) -> usize {
+            self.busy_answers.load(Ordering::SeqCst)
+        }
+
+        /// Closes the listening socket and every connection: connecting
+        /// is refused until `reopen`.
+        pub(super) async fn refuse(&self) {
+            let accept = self.accept.lock().unwrap().take();
+            if let Some(accept) = accept {
+                accept.abort();
+                // Until the listening socket is gone.
+                let _ = accept.await;
+            }
+            self.close_connections().await;
+            *self.held.lock().unwrap() = Some(bound(self.addr));
+        }
+
+        /// Listens again on the same address.
+        pub(super) async fn reopen(&self, mode: Mode) {
+            self.set_mode(mode).await;
+            let socket = self.held.lock().unwrap().take().expect("refused");
+            self.serve(socket.listen(1024).unwrap());
+        }
+
+        /// Changes what new connections get; open ones are closed.
+        pub(super) async fn set_mode(&self, mode: Mode) {
+            *self.mode.lock().unwrap() = mode;
+            self.close_connections().await;
+        }
+
+        /// Closes every open connection, and waits until they are closed
+        /// (a request on one must not reach the old mode's server).
+        async fn close_connections(&self) {
+            let mut open = std::mem::take(&mut *self.tasks.lock().unwrap());
+            open.abort_all();
+            while open.join_next().await.is_some() {}
+        }
+
+        fn serve(&self, listener: TcpListener) {
+            let mode = self.mode.clone();
+            let tasks = self.tasks.clone();
+            let busy = self.busy_answers.clone();
+            let accept = tokio::spawn(async move {
+                loop {
+                    let Ok((stream, _)) = listener.accept().await else {
+                        return;
+                    };
+                    let mode = *mode.lock().unwrap();
+                    let busy = busy.clone();
+                    tasks.lock().unwrap().spawn(connection(stream, mode, busy));
+                }
+            });
+            *self.accept.lock().unwrap() = Some(accept);
+        }
+    }
+
+    impl Drop for Front {
+        fn drop(&mut self) {
+            if let Some(accept) = self.accept.lock().unwrap().take() {
+                accept.abort();
+            }
+            self.tasks.lock().unwrap().abort_all();
+        }
+    }
+
+    /// A socket bound to `addr` (the address reused: the front's closed
+    /// connections leave it in `TIME_WAIT`).
+    fn bound(addr: SocketAddr) -> TcpSocket {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket.set_reuseaddr(true).unwrap();
+        socket.bind(addr).unwrap();
+        socket
+    }
+
+    async fn connection(mut stream: TcpStream, mode: Mode, busy: Arc<AtomicUsize>) {
+        match mode {
+            Mode::Forward(server) => {
+                if let Ok(mut upstream) = TcpStream::connect(server).await {
+                    let _ = tokio::io::copy_bidirectional(&mut stream, &mut upstream).await;
+                }
+            }
+            Mode::Busy(secs) => {
+                // One request (read whole, so that closing sends no
+                // reset), one answer, and the connection closed.
+                if read_request(&mut stream).await.is_none() {
+                    return;
+                }
+                let body = "down for maintenance";
+                let answer = format!(
+                    "HTTP/1.1 503 Service Unavailable\r\nRetry-After: {secs}\r\n\
+                     Content-Type: text/plain\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                if stream.write_all(answer.as_bytes()).await.is_ok() {
+                    busy.fetch_add(1, Ordering::SeqCst);
+                }
+                let _ = stream.shutdown().await;
+            }
+        }
+    }
+
+    /// Reads a request's head and its `Content-Length` body.
+    async fn read_request(stream: &mut TcpStream) -> Option<()> {
+        let mut read = Vec::new();
+        let mut buf = [0u8; 4096];
+        let head_end = loop {
+            if let Some(at) = read.windows(4).position(|w| w == b"\r\n\r\n") {
+                break at + 4;
+            }
+            let n = stream.read(&mut buf).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            read.extend_from_slice(&buf[..n]);
+        };
+        let head = String::from_utf8_lossy(&read[..head_end]).to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        let mut body = read.len() - head_end;
+        while body < length {
+            let n = stream.read(&mut buf).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            body += n;
+        }
+        Some(())
+    }
+}
+
+/// A maintenance window, as a supervised client of `config`'s era meets
+/// it: the server goes away (connections refused for 1.5 s), then its
+/// front answers every request with 503 and `Retry-After: 2` for 6 s,
+/// then a new server (new sessions) serves. A call made at once waits it
+/// out and succeeds; a call with a short timeout fails within it, saying
+/// when the server asked to be retried; the same client goes on.
+#[cfg(feature = "http")]
+async fn maintenance_window(config: fn() -> mcp_testkit::fake::FakeConfig) {
+    use front::{Front, Mode};
+    use mcp_client::CallOptions;
+    use mcp_testkit::fake::http::HttpFake;
+    use std::future::IntoFuture;
+    use tokio::time::Instant;
+
+    let first = HttpFake::start(config()).await.unwrap();
+    let front = std::sync::Arc::new(Front::start(Mode::Forward(first.addr())).await);
+    let client = Client::builder()
+        .supervise(RestartPolicy::new())
+        .connect(mcp_client::HttpTransportBuilder::new(front.url()))
+        .await
+        .unwrap();
+    let before = client
+        .call_tool("echo", json!({"text": "before"}))
+        .await
+        .unwrap();
+    assert!(!before.is_error());
+    let mut events = client.events();
+
+    front.refuse().await;
+    drop(first);
+    let began = Instant::now();
+    let window = tokio::spawn({
+        let front = front.clone();
+        async move {
+            tokio::time::sleep_until(began + Duration::from_millis(1500)).await;
+            front.reopen(Mode::Busy(2)).await;
+            tokio::time::sleep_until(began + Duration::from_millis(7500)).await;
+            let second = HttpFake::start(config()).await.unwrap();
+            front.set_mode(Mode::Forward(second.addr())).await;
+            second
+        }
+    });
+
+    // A harmless call, made as the server goes away.
+    let during = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .list_tools()
+                .options(&CallOptions::new().bypass_cache())
+                .into_future()
+                .await
+        }
+    });
+    // In the 503s (once a restart has met one): a call whose timeout ends
+    // well before the server is back fails within it, saying when to
+    // retry.
+    tokio::time::timeout(BOUND, async {
+        loop {
+            match events.recv().await {
+                Some(ServerEvent::Restarted(a))
+                    if a.cause.contains("503")
+                        || a.failure.as_deref().is_some_and(|f| f.contains("503")) =>
+                {
+                    return;
+                }
+                Some(_) => {}
+                None => panic!("the event stream ended"),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| {
+        let (ended, front_failed) = (during.is_finished(), window.is_finished());
+        panic!(
+            "no restart met the 503s (the call in the window ended: {ended}, \
+             the front failed: {front_failed})"
+        )
+    });
+    let asked = Instant::now();
+    let short = client
+        .list_tools()
+        .options(
+            &CallOptions::new()
+                .bypass_cache()
+                .timeout(Duration::from_secs(1)),
+        )
+        .into_future()
+        .await
+        .expect_err("the server is not back within a second");
+    let waited = asked.elapsed();
+    let ErrorKind::Restarting { retry_after, cause } = short.kind() else {
+        panic!("{short:?}");
+    };
+    let retry_after =
+        retry_after.unwrap_or_else(|| panic!("the server asked for a delay: {short}"));
+    assert!(retry_after <= Duration::from_secs(2), "{short}");
+    assert!(cause.contains("503"), "{short}");
+    assert!(short.is_timeout());
+    // The server is back only 5.5 s or more after the short call began.
+    assert!(
+        waited < Duration::from_secs(4),
+        "waited {waited:?}: {short}"
+    );
+
+    let during = tokio::time::timeout(Duration::from_secs(40), during)
+        .await
+        .expect("the call made in the window ends")
+        .unwrap()
+        .expect("the call made in the window succeeds once the server is back");
+    assert!(during.tools.iter().any(|t| t.name == "echo"));
+    assert!(began.elapsed() >= Duration::from_millis(7500));
+    let _second = window.await.unwrap();
+    for text in ["after", "later"] {
+        let result = client
+            .call_tool("echo", json!({ "text": text }))
+            .await
+            .expect("the same client works again");
+        assert!(
+            serde_json::to_string(&result.content)
+                .unwrap()
+                .contains(text)
+        );
+    }
+    client.close().await;
+}
+
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_client_waits_out_a_maintenance_window() {
+    maintenance_window(mcp_testkit::fake::FakeConfig::modern).await;
+}
+
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_client_waits_out_a_maintenance_window() {
+    maintenance_window(mcp_testkit::fake::FakeConfig::legacy).await;
+}
+
+/// A server that asks to be retried in an hour: the restart waits at most
+/// the policy's maximum (60 s by default), a call gives up at its own
+/// timeout saying so, and `close` ends the waiting restart at once.
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_ends_a_restart_that_waits_for_retry_after() {
+    use front::{Front, Mode};
+    use mcp_client::CallOptions;
+    use mcp_testkit::fake::{FakeConfig, http::HttpFake};
+    use std::future::IntoFuture;
+
+    let server = HttpFake::start(FakeConfig::legacy()).await.unwrap();
+    let front = Front::start(Mode::Forward(server.addr())).await;
+    let client = Client::builder()
+        .supervise(RestartPolicy::new())
+        .connect(mcp_client::HttpTransportBuilder::new(front.url()))
+        .await
+        .unwrap();
+    client.list_tools().await.unwrap();
+    front.set_mode(Mode::Busy(3600)).await;
+
+    let short = client
+        .list_tools()
+        .options(
+            &CallOptions::new()
+                .bypass_cache()
+                .timeout(Duration::from_secs(1)),
+        )
+        .into_future();
+    let short = tokio::time::timeout(BOUND, short)
+        .await
+        .expect("a call waits no longer than its own timeout")
+        .expect_err("the server asks for an hour");
+    let ErrorKind::Restarting { retry_after, .. } = short.kind() else {
+        panic!("{short:?}");
+    };
+    let retry_after = retry_after.expect("the server asked for a delay");
+    assert!(
+        retry_after <= Duration::from_secs(60) && retry_after > Duration::from_secs(30),
+        "an hour, cut to the policy's 60 s: {short}"
+    );
+
+    let waiting = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("echo", json!({"text": "x"})).await }
+    });
+    tokio::time::timeout(BOUND, async {
+        while front.busy_answers() < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the call meets the 503");
+    tokio::time::timeout(BOUND, client.close())
+        .await
+        .expect("close returns");
+    let error = tokio::time::timeout(BOUND, waiting)
+        .await
+        .expect("close ends the waiting restart at once")
+        .unwrap()
+        .expect_err("closed");
+    assert!(
+        matches!(
+            error.transport_error(),
+            Some(mcp_transport::TransportError::Closed)
+        ),
+        "{error:?}"
+    );
 }
