@@ -77,5 +77,5 @@ mod wrap;
 
 pub use failure::{failure_from_value, failure_value};
 pub use recorder::{FORMAT, Recorder};
-pub use redact::{DEFAULT_REDACTED_HEADERS, REDACTED, Redaction};
+pub use redact::{DEFAULT_REDACTED_HEADERS, REDACTED, Redaction, redact_url};
 pub use wrap::{RecordingConnector, RecordingTransport};
