@@ -340,11 +340,11 @@ mod tests {
         std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o666)).unwrap();
 
         let recorder = Recorder::create(&path).unwrap();
-        assert_eq!(mode(&path), 0o600, "created");
+        assert_eq!(format!("{:o}", mode(&path)), "600", "created");
         recorder.http_request("POST", "http://h/mcp", []);
         recorder.set_header("era", "legacy");
         recorder.finish().unwrap();
-        assert_eq!(mode(&path), 0o600, "rewritten");
+        assert_eq!(format!("{:o}", mode(&path)), "600", "rewritten");
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("\"era\":\"legacy\"") && !text.contains("old"), "{text}");
         assert!(!partial.exists());
