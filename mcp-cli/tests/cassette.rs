@@ -467,5 +467,8 @@ async fn values_from_the_servers_file_never_land_in_the_file() {
     let result = ok_json(&mcp_blocking(args).await);
     assert!(result.to_string().contains(SECRET), "{result}");
     let text = std::fs::read_to_string(&file).unwrap();
-    assert!(!text.contains(SECRET), "a configured secret is in the file:\n{text}");
+    assert!(
+        !text.contains(SECRET),
+        "a configured secret is in the file:\n{text}"
+    );
 }

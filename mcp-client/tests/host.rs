@@ -118,7 +118,11 @@ async fn a_host_connects_what_it_can_names_apart_and_routes() {
             [ContentBlock::Text(t)] => t.text.clone(),
             other => panic!("{other:?}"),
         };
-        assert_eq!(text.len(), length, "{server}__big_text was answered by another server");
+        assert_eq!(
+            text.len(),
+            length,
+            "{server}__big_text was answered by another server"
+        );
     }
     let unknown = host.call_tool("nobody__echo", json!({})).await;
     assert!(unknown.is_err());
@@ -213,7 +217,9 @@ async fn a_dropped_host_stops_its_servers() {
         .unwrap();
     let status = host.status();
     assert!(
-        status.values().all(|s| matches!(s, ServerStatus::Ready { .. })),
+        status
+            .values()
+            .all(|s| matches!(s, ServerStatus::Ready { .. })),
         "{status:?}"
     );
     let pids: Vec<u32> = ["one", "two"]
@@ -234,7 +240,10 @@ async fn a_dropped_host_stops_its_servers() {
     })
     .await;
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(stopped.is_ok(), "the servers of a dropped host still run: {pids:?}");
+    assert!(
+        stopped.is_ok(),
+        "the servers of a dropped host still run: {pids:?}"
+    );
     let end = tokio::time::timeout(BOUND, events.recv()).await;
     assert!(matches!(end, Ok(None)), "the host's events end with it");
 }
@@ -244,7 +253,11 @@ fn naming_server(server: &str, tools: &[&str]) -> impl mcp_client::transport::Co
     let mut content = Content::empty();
     for tool in tools {
         let answer = json!({"content": [{"type": "text", "text": format!("{server}/{tool}")}]});
-        content = content.with_tool(FakeTool::new(tool, "Says who it is.", ToolBehavior::Fixed(answer)));
+        content = content.with_tool(FakeTool::new(
+            tool,
+            "Says who it is.",
+            ToolBehavior::Fixed(answer),
+        ));
     }
     mcp_testkit::fake::FakeServer::new(FakeConfig::modern().content(content)).connector()
 }
@@ -285,7 +298,12 @@ async fn every_listed_name_calls_its_own_tool() {
                 [ContentBlock::Text(t)] => t.text.clone(),
                 other => panic!("{other:?}"),
             };
-            assert_eq!(text, format!("{}/{}", tool.server, tool.tool.name), "{naming:?}: {}", tool.name);
+            assert_eq!(
+                text,
+                format!("{}/{}", tool.server, tool.tool.name),
+                "{naming:?}: {}",
+                tool.name
+            );
         }
         assert!(names.contains(&"web__read"), "{names:?}");
         host.close().await;

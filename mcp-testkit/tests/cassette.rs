@@ -344,7 +344,10 @@ fn a_connection_number_past_the_file_is_refused() {
     let why = refused.mismatches.join("; ");
     assert!(why.contains("line 2") && why.contains("200000"), "{why}");
     let refused = Cassette::parse(&text(u64::MAX)).expect_err("a conn of u64::MAX");
-    assert!(refused.mismatches.join("; ").contains("conn"), "{refused:?}");
+    assert!(
+        refused.mismatches.join("; ").contains("conn"),
+        "{refused:?}"
+    );
     // Numbers a file can hold still read.
     assert!(Cassette::parse(&text(2)).is_ok());
 }

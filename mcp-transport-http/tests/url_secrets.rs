@@ -82,9 +82,16 @@ fn the_span_and_debug_outputs_carry_no_url_credentials() {
     .filter(|(_, text)| leaks(text))
     .map(|(what, text)| format!("{what}: {text}"))
     .collect();
-    assert!(leaked.is_empty(), "credentials leak:\n{}", leaked.join("\n"));
+    assert!(
+        leaked.is_empty(),
+        "credentials leak:\n{}",
+        leaked.join("\n")
+    );
     for text in [&builder_debug, &transport_debug, span] {
-        assert!(text.contains("127.0.0.1:9/mcp"), "the URL is still shown: {text}");
+        assert!(
+            text.contains("127.0.0.1:9/mcp"),
+            "the URL is still shown: {text}"
+        );
     }
     assert!(!spans.iter().any(|s| leaks(s)), "{spans:?}");
 }
@@ -93,7 +100,10 @@ fn the_span_and_debug_outputs_carry_no_url_credentials() {
 async fn a_recorded_uri_has_its_query_values_and_userinfo_redacted() {
     let recorder = Recorder::in_memory();
     let provider = RecordingHeaders::new(recorder.clone());
-    let (parts, ()) = mcp_transport_http::http::Request::post(URL).body(()).unwrap().into_parts();
+    let (parts, ()) = mcp_transport_http::http::Request::post(URL)
+        .body(())
+        .unwrap()
+        .into_parts();
     provider.headers(&parts).await.unwrap();
     let text = recorder.text();
     assert!(!leaks(&text), "{text}");

@@ -395,7 +395,10 @@ mod tests {
         .unwrap();
         let debug = format!("{file:?} {:?} {:#?}", file.servers["a"], file.servers["b"]);
         assert!(!debug.contains("s3cret"), "{debug}");
-        assert!(debug.contains("API_KEY") && debug.contains("Authorization"), "{debug}");
+        assert!(
+            debug.contains("API_KEY") && debug.contains("Authorization"),
+            "{debug}"
+        );
         assert_eq!(file.servers["a"].secret_values(), ["s3cret"]);
         assert_eq!(file.servers["b"].secret_values(), ["Bearer s3cret"]);
     }

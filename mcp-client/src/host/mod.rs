@@ -655,7 +655,10 @@ mod tests {
                 host.close().await;
             }
             drop(host);
-            assert!(freed(&inner).await, "the host's state leaks (close: {close})");
+            assert!(
+                freed(&inner).await,
+                "the host's state leaks (close: {close})"
+            );
             assert!(
                 sessions.iter().all(|s| s.upgrade().is_none()),
                 "a client's session leaks (close: {close})"

@@ -78,13 +78,15 @@ impl Naming {
                 None => true,
             };
             let candidate = bare.clone().unwrap_or_else(prefixed);
-            let chosen = pick(&candidate, &taken, &ours).unwrap_or_else(|| {
+            let chosen = pick(&candidate, &taken, ours).unwrap_or_else(|| {
                 // The name lies in another server's prefix (servers `a` and
                 // `a__b`, and a tool `b__c` of `a`): named by a hash of the
                 // whole instead, under its own server's prefix.
                 let hashed = fit(&format!("{own}{}", hash(&prefixed())));
-                pick(&hashed, &taken, |n| prefixes.owner(n).is_none_or(|p| p == own))
-                    .unwrap_or(hashed)
+                pick(&hashed, &taken, |n| {
+                    prefixes.owner(n).is_none_or(|p| p == own)
+                })
+                .unwrap_or(hashed)
             });
             // Every name given is taken, suffixed ones too: a later tool
             // whose own name is `a_b_2` never gets a name already given.
@@ -229,7 +231,17 @@ mod tests {
     #[test]
     fn every_name_is_distinct_and_in_its_own_servers_namespace() {
         let servers = ["a", "a__b", "web", "w e b"];
-        let tools = ["b__c", "c", "read", "web__read", "a_b", "a b", "a_b_2", "r", "r_2"];
+        let tools = [
+            "b__c",
+            "c",
+            "read",
+            "web__read",
+            "a_b",
+            "a b",
+            "a_b_2",
+            "r",
+            "r_2",
+        ];
         let mut pairs = Vec::new();
         for server in servers {
             for tool in tools {

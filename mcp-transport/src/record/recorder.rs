@@ -346,7 +346,10 @@ mod tests {
         recorder.finish().unwrap();
         assert_eq!(format!("{:o}", mode(&path)), "600", "rewritten");
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("\"era\":\"legacy\"") && !text.contains("old"), "{text}");
+        assert!(
+            text.contains("\"era\":\"legacy\"") && !text.contains("old"),
+            "{text}"
+        );
         assert!(!partial.exists());
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -333,7 +333,11 @@ impl<'a> UrlParts<'a> {
 /// does not decode is kept as it is.
 fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
-    let hex = |b: u8| char::from(b).to_digit(16).and_then(|d| u8::try_from(d).ok());
+    let hex = |b: u8| {
+        char::from(b)
+            .to_digit(16)
+            .and_then(|d| u8::try_from(d).ok())
+    };
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
@@ -387,11 +391,23 @@ mod tests {
         // Learnt: the same values elsewhere in the recording go too,
         // encoded or decoded.
         let line = r.scrub(r#"{"e":"bad key K-abc/def, K-abc%2Fdef, user ada:pa55word"}"#);
-        assert!(!line.contains("K-abc") && !line.contains("pa55word"), "{line}");
-        assert_eq!(r.url("http://127.0.0.1:8000/mcp"), "http://127.0.0.1:8000/mcp");
+        assert!(
+            !line.contains("K-abc") && !line.contains("pa55word"),
+            "{line}"
+        );
+        assert_eq!(
+            r.url("http://127.0.0.1:8000/mcp"),
+            "http://127.0.0.1:8000/mcp"
+        );
         assert_eq!(r.url("/relative?x=abcdef"), "/relative?x=[REDACTED]");
-        assert_eq!(redact_url("https://h/mcp?a=&b"), "https://h/mcp?a=&[REDACTED]");
-        assert_eq!(redact_url("https://h/a@b?c=d"), "https://h/a@b?c=[REDACTED]");
+        assert_eq!(
+            redact_url("https://h/mcp?a=&b"),
+            "https://h/mcp?a=&[REDACTED]"
+        );
+        assert_eq!(
+            redact_url("https://h/a@b?c=d"),
+            "https://h/a@b?c=[REDACTED]"
+        );
         assert_eq!(percent_decode("a%2fb+c%zz%4"), "a/b c%zz%4");
     }
 
