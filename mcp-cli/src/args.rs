@@ -107,6 +107,12 @@ pub(crate) struct ServerArgs {
     #[arg(long, value_name = "NAME", global = true)]
     pub(crate) redact: Vec<String>,
 
+    /// Keep the value of this query parameter of the URL in the --record
+    /// file (repeatable); every other query value, and any user:password
+    /// in the URL, is redacted.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub(crate) keep_query: Vec<String>,
+
     /// Give up on a call after this many seconds without an answer (default
     /// 60; each progress notification from the server restarts the wait).
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, global = true)]

@@ -184,6 +184,13 @@ pub(crate) async fn connect(
             (name.to_string(), Arc::new(command))
         }
         Server::Configured(name, definition) => {
+            // Header and env values from the file are tokens, mostly: a
+            // server that echoes one must not write it into the cassette.
+            if let Some(recorder) = recorder {
+                for value in definition.secret_values() {
+                    recorder.redact_secret(value);
+                }
+            }
             let connector = definition
                 .connector(&name)
                 .map_err(|e| Failure::usage(format!("server {name:?}: {e}")))?;
@@ -217,8 +224,9 @@ pub(crate) async fn connect(
                 Some(recorder) => Arc::new(recorder.connector(http)),
                 None => Arc::new(http),
             };
+            // The name shows in logs and errors: without credentials.
             let connected = builder
-                .server_name(url.clone())
+                .server_name(mcp_client::transport::record::redact_url(&url))
                 .connect(move |handlers| connector.connect(handlers))
                 .await;
             return connected.map_err(|e| {

@@ -36,7 +36,9 @@
 //! both ways with a relative timestamp, the era and verdict in the first
 //! line, each HTTP request's headers; `Authorization` and the other
 //! credentials are redacted, as is any header or field named with
-//! `--redact NAME`.
+//! `--redact NAME`, the URL's user:password and query values (keep one with
+//! `--keep-query NAME`), and a servers file's header and env values. The
+//! file is readable by its owner only.
 //!
 //! Commands: `inspect` (the default), `tools list`, `tools call NAME
 //! [KEY=VALUE…] [--args JSON]`, `resources list|templates|read URI`,

@@ -14,6 +14,9 @@ pub(crate) fn recorder(cli: &Cli) -> Outcome<Option<Recorder>> {
         if !cli.server.redact.is_empty() {
             return Err(Failure::usage("--redact needs --record"));
         }
+        if !cli.server.keep_query.is_empty() {
+            return Err(Failure::usage("--keep-query needs --record"));
+        }
         return Ok(None);
     };
     let recorder = Recorder::create(path)
@@ -21,6 +24,9 @@ pub(crate) fn recorder(cli: &Cli) -> Outcome<Option<Recorder>> {
     for name in &cli.server.redact {
         recorder.redact_header(name);
         recorder.redact_field(name);
+    }
+    for name in &cli.server.keep_query {
+        recorder.keep_query(name);
     }
     recorder.set_header("client", format!("mcp-cli {}", env!("CARGO_PKG_VERSION")));
     Ok(Some(recorder))

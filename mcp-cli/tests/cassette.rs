@@ -388,3 +388,87 @@ async fn a_bearer_token_over_http_never_lands_in_the_file() {
     bounded("close", client.close()).await;
     let _ = connector;
 }
+
+/// Runs the CLI off the test's runtime.
+async fn mcp_blocking(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || mcp(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_in_the_url_never_lands_in_the_file_which_is_private() {
+    use mcp_testkit::fake::FakeConfig;
+    use mcp_testkit::fake::http::HttpFake;
+
+    const KEY: &str = "key-7d1e0b35c29a";
+    let fake = HttpFake::start(FakeConfig::dual()).await.unwrap();
+    let file = scratch("url-key.jsonl");
+    let _ = std::fs::remove_file(&file);
+    let url = format!("{}?api_key={KEY}&region=eu-west-9", fake.url());
+    let args = [
+        "--url",
+        &url,
+        "--keep-query",
+        "region",
+        "--record",
+        &file.display().to_string(),
+        "--json",
+        "tools",
+        "call",
+        "echo",
+        &format!("text=the key is {KEY}"),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    ok_json(&mcp_blocking(args).await);
+    assert!(
+        fake.requests().iter().any(|r| r.uri.contains(KEY)),
+        "the key reached the server"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains(KEY), "the key is in the file:\n{text}");
+    assert!(
+        text.contains("api_key=[REDACTED]&region=eu-west-9"),
+        "the kept parameter stays:\n{text}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the recording is readable by others: {mode:o}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_from_the_servers_file_never_land_in_the_file() {
+    const SECRET: &str = "env-secret-51f0c2aa";
+    let config = scratch("secret-servers.json");
+    let server = mcp_testkit::binaries::server_path().display().to_string();
+    let servers = json!({"mcpServers": {"s": {"command": server, "env": {"API_TOKEN": SECRET}}}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let file = scratch("configured-secret.jsonl");
+    let args = [
+        "--config",
+        &config.display().to_string(),
+        "--server",
+        "s",
+        "--record",
+        &file.display().to_string(),
+        "--json",
+        "tools",
+        "call",
+        "echo",
+        // The server echoes it, as one might echo a header it was sent.
+        &format!("text=got {SECRET}"),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let result = ok_json(&mcp_blocking(args).await);
+    assert!(result.to_string().contains(SECRET), "{result}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !text.contains(SECRET),
+        "a configured secret is in the file:\n{text}"
+    );
+}

@@ -332,3 +332,26 @@ async fn a_transport_built_by_hand_is_recorded_through_its_handlers() {
         ]
     );
 }
+
+/// A line's `conn` is bounded by the file's own lines: a wild number is
+/// refused with the line it is on, not honoured by growing a list.
+#[test]
+fn a_connection_number_past_the_file_is_refused() {
+    let header = r#"{"cassette":"mcp-steady-cassette/1","era":null,"verdict":null}"#;
+    let text = |conn: u64| format!("{header}\n{{\"t\":0,\"conn\":{conn},\"event\":\"connect\"}}\n");
+    // Small enough to be harmless had it been honoured.
+    let Err(refused) = Cassette::parse(&text(200_000)) else {
+        panic!("a conn of 200000 in a 2-line file was accepted (and 200000 connections made)");
+    };
+    let why = refused.mismatches.join("; ");
+    assert!(why.contains("line 2") && why.contains("200000"), "{why}");
+    let Err(refused) = Cassette::parse(&text(u64::MAX)) else {
+        panic!("a conn of u64::MAX was accepted");
+    };
+    assert!(
+        refused.mismatches.join("; ").contains("conn"),
+        "{refused:?}"
+    );
+    // Numbers a file can hold still read.
+    assert!(Cassette::parse(&text(2)).is_ok());
+}

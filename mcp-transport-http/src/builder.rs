@@ -360,7 +360,7 @@ impl Connector for HttpTransportBuilder {
 impl std::fmt::Debug for HttpTransportBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpTransportBuilder")
-            .field("url", &self.url)
+            .field("url", &mcp_transport::record::redact_url(&self.url))
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("custom_service", &self.service.is_some())
             .field("connect_timeout", &self.connect_timeout)

@@ -16,7 +16,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// How one server is reached.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its `Debug` output shows header and environment values as `[REDACTED]`:
+/// they are expanded, and often hold tokens.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerDefinition {
     /// A child process speaking over stdio.
@@ -38,6 +41,65 @@ pub enum ServerDefinition {
         /// Headers sent with every request (an `Authorization` header, say).
         headers: BTreeMap<String, String>,
     },
+}
+
+impl ServerDefinition {
+    /// The values a recording of this server must redact: every header
+    /// value and every environment value, expanded (tokens, mostly), so
+    /// that a server echoing one back does not write it into a cassette.
+    ///
+    /// ```
+    /// use mcp_client::host::ServersFile;
+    ///
+    /// let file = ServersFile::from_json_with(
+    ///     r#"{"mcpServers": {"r": {"url": "https://h/mcp", "headers": {"X-Key": "${KEY}"}}}}"#,
+    ///     |_| Some("k-0123456789".into()),
+    /// ).unwrap();
+    /// assert_eq!(file.servers["r"].secret_values(), ["k-0123456789"]);
+    /// ```
+    pub fn secret_values(&self) -> Vec<&str> {
+        match self {
+            ServerDefinition::Stdio { env, .. } => env.values().map(String::as_str).collect(),
+            ServerDefinition::Http { headers, .. } => {
+                headers.values().map(String::as_str).collect()
+            }
+        }
+    }
+}
+
+/// Names with their values hidden, for `Debug`.
+struct Redacted<'a>(&'a BTreeMap<String, String>);
+
+impl std::fmt::Debug for Redacted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|k| (k, "[REDACTED]")))
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ServerDefinition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerDefinition::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &Redacted(env))
+                .field("cwd", cwd)
+                .finish(),
+            ServerDefinition::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", &mcp_transport::record::redact_url(url))
+                .field("headers", &Redacted(headers))
+                .finish(),
+        }
+    }
 }
 
 /// The servers of one configuration file, by name.
@@ -318,5 +380,26 @@ mod tests {
             ServersFile::from_json_with("{}", env),
             Err(ConfigError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn debug_output_hides_header_and_env_values() {
+        let file = ServersFile::from_json_with(
+            r#"{"mcpServers": {
+                "a": {"command": "srv", "env": {"API_KEY": "${TOKEN}"}},
+                "b": {"url": "https://u:${TOKEN}@h/mcp?key=${TOKEN}",
+                      "headers": {"Authorization": "Bearer ${TOKEN}"}}
+            }}"#,
+            env,
+        )
+        .unwrap();
+        let debug = format!("{file:?} {:?} {:#?}", file.servers["a"], file.servers["b"]);
+        assert!(!debug.contains("s3cret"), "{debug}");
+        assert!(
+            debug.contains("API_KEY") && debug.contains("Authorization"),
+            "{debug}"
+        );
+        assert_eq!(file.servers["a"].secret_values(), ["s3cret"]);
+        assert_eq!(file.servers["b"].secret_values(), ["Bearer s3cret"]);
     }
 }

@@ -35,7 +35,7 @@ mod config;
 mod naming;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use futures::future::join_all;
@@ -192,7 +192,7 @@ impl HostBuilder {
         for (name, connector) in self.servers {
             inner.set(&name, ServerStatus::Connecting, None);
             let task = tokio::spawn(connect_one(
-                inner.clone(),
+                Arc::downgrade(&inner),
                 name,
                 connector,
                 self.client.clone(),
@@ -255,16 +255,25 @@ impl Inner {
     }
 }
 
+/// Connects one server and forwards its events. Both hold the host only
+/// weakly: the host owns its clients, and a client's events end only when
+/// the client is dropped, so a strong reference here would keep the host
+/// and every server alive after the last `Host` handle is gone.
 async fn connect_one(
-    inner: Arc<Inner>,
+    inner: Weak<Inner>,
     name: String,
     connector: Reach,
     make: MakeClient,
     timeout: Duration,
 ) {
+    let set = |status: ServerStatus| {
+        if let Some(inner) = inner.upgrade() {
+            inner.set(&name, status, None);
+        }
+    };
     let connector = match connector {
         Ok(c) => c,
-        Err(error) => return inner.set(&name, ServerStatus::Failed { error }, None),
+        Err(error) => return set(ServerStatus::Failed { error }),
     };
     let started = Instant::now();
     let builder = make(&name);
@@ -275,12 +284,12 @@ async fn connect_one(
         Ok(Err(e)) => {
             tracing::warn!(server = %name, error = %e, "a server of the host could not connect");
             let error = e.to_string();
-            return inner.set(&name, ServerStatus::Failed { error }, None);
+            return set(ServerStatus::Failed { error });
         }
         Err(_) => {
             let error = format!("did not connect within {timeout:?}");
             tracing::warn!(server = %name, %error, "a server of the host hangs");
-            return inner.set(&name, ServerStatus::Failed { error }, None);
+            return set(ServerStatus::Failed { error });
         }
     };
     let ready = ServerStatus::Ready {
@@ -289,19 +298,26 @@ async fn connect_one(
         took: started.elapsed(),
     };
     let mut events = client.events();
-    inner.set(&name, ready.clone(), Some(client));
+    {
+        // A host dropped while this server connected: the client is
+        // dropped here, which closes it.
+        let Some(host) = inner.upgrade() else { return };
+        host.set(&name, ready.clone(), Some(client));
+    }
     // Its events, tagged, into the host's stream; restarts move the status.
+    // The stream ends when the host, and with it the client, is dropped.
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
+            let Some(host) = inner.upgrade() else { break };
             if let ServerEvent::Restarted(attempt) = &event {
                 let status = if attempt.failure.is_none() {
                     ready.clone()
                 } else {
                     ServerStatus::Restarting
                 };
-                inner.set(&name, status, None);
+                host.set(&name, status, None);
             }
-            let _ = inner.events.send(HostEvent {
+            let _ = host.events.send(HostEvent {
                 server: name.clone(),
                 event,
             });
@@ -361,6 +377,11 @@ impl ServerDefinition {
 }
 
 /// Many named servers as one; see the [module docs](self). Cheap to clone.
+///
+/// Dropping the last handle drops the host's clients, which closes each
+/// server as dropping a [`Client`] does (a child process is killed, an HTTP
+/// session deleted), unless the caller still holds a clone of that client
+/// ([`Host::client`]). [`Host::close`] closes them in order instead.
 #[derive(Clone)]
 pub struct Host {
     inner: Arc<Inner>,
@@ -589,5 +610,73 @@ impl HostEvents {
 impl std::fmt::Debug for HostEvents {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostEvents").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_testkit::fake::{FakeConfig, FakeServer};
+    use std::sync::Weak;
+
+    async fn two_servers() -> Host {
+        Host::builder()
+            .server("one", FakeServer::new(FakeConfig::legacy()).connector())
+            .server("two", FakeServer::new(FakeConfig::modern()).connector())
+            .connect()
+            .await
+    }
+
+    /// Waits (bounded) until the host's shared state is freed.
+    async fn freed(inner: &Weak<Inner>) -> bool {
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while inner.upgrade().is_some() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .is_ok()
+    }
+
+    /// The forwarding tasks hold the host weakly: once the last handle is
+    /// gone, the host's state and its clients' sessions are freed, with
+    /// or without `close()`.
+    #[tokio::test]
+    async fn a_dropped_host_frees_its_state_and_its_clients() {
+        for close in [false, true] {
+            let host = two_servers().await;
+            let inner = Arc::downgrade(&host.inner);
+            let sessions: Vec<Weak<crate::session::Session>> = ["one", "two"]
+                .iter()
+                .map(|n| Arc::downgrade(&host.client(n).expect("connected").session))
+                .collect();
+            let mut events = host.events();
+            if close {
+                host.close().await;
+            }
+            drop(host);
+            assert!(
+                freed(&inner).await,
+                "the host's state leaks (close: {close})"
+            );
+            assert!(
+                sessions.iter().all(|s| s.upgrade().is_none()),
+                "a client's session leaks (close: {close})"
+            );
+            let end = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
+            assert!(matches!(end, Ok(None)), "the events end with the host");
+        }
+    }
+
+    /// A host dropped while a server still connects: the client that
+    /// connects afterwards is dropped, not kept by the connecting task.
+    #[tokio::test]
+    async fn a_host_dropped_while_connecting_frees_its_state() {
+        let host = Host::builder()
+            .server("one", FakeServer::new(FakeConfig::legacy()).connector())
+            .start();
+        let inner = Arc::downgrade(&host.inner);
+        drop(host);
+        assert!(freed(&inner).await, "the host's state leaks");
     }
 }

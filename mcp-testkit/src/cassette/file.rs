@@ -123,10 +123,25 @@ impl Cassette {
         if header.get("cassette").and_then(Value::as_str).is_none() {
             return Err(bad(n, "the first line is no cassette header".into()));
         }
+        // Each connection opens with a line of its own: no file has more
+        // connections than lines, which bounds what a wild `conn` allocates.
+        let most = text.lines().filter(|l| !l.trim().is_empty()).count();
         let mut connections: Vec<Connection> = Vec::new();
         for (n, text) in lines {
             let line: Value = serde_json::from_str(text).map_err(|e| bad(n, e.to_string()))?;
-            let conn = line["conn"].as_u64().unwrap_or(1).max(1) as usize;
+            let conn = line["conn"].as_u64().unwrap_or(1).max(1);
+            let conn = match usize::try_from(conn) {
+                Ok(conn) if conn <= most => conn,
+                _ => {
+                    return Err(bad(
+                        n,
+                        format!(
+                            "\"conn\": {conn} is past the {most} lines of the file (a recording \
+                             numbers its connections 1, 2, ... as it opens them); fix or drop the line"
+                        ),
+                    ));
+                }
+            };
             while connections.len() < conn {
                 connections.push(Connection::default());
             }

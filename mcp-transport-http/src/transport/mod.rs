@@ -248,7 +248,9 @@ impl HttpTransport {
 
     pub(crate) fn start(config: Config, handlers: ConnectionHandlers) -> HttpTransport {
         let (engine, outbound) = Engine::new(handlers);
-        let span = tracing::info_span!("mcp_http", url = %config.url);
+        // Userinfo and query values (an `?api_key=`) stay out of logs.
+        let url = mcp_transport::record::redact_url(&config.url.to_string());
+        let span = tracing::info_span!("mcp_http", url = %url);
         let shared = Arc::new(Shared {
             engine,
             config: Arc::new(config),
@@ -420,7 +422,10 @@ impl Drop for HttpTransport {
 impl std::fmt::Debug for HttpTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpTransport")
-            .field("url", &self.shared.config.url)
+            .field(
+                "url",
+                &mcp_transport::record::redact_url(&self.shared.config.url.to_string()),
+            )
             .field("session", &self.session_id().is_some())
             .field("engine", &self.shared.engine)
             .finish()

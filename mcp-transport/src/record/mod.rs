@@ -9,7 +9,9 @@
 //! Secrets never land in the file: the values of `Authorization` and the
 //! other credential headers, and of any header or field named in the
 //! [`Redaction`], are replaced by `"[REDACTED]"`, and so is any later
-//! appearance of such a value.
+//! appearance of such a value. A recorded URL loses its userinfo and its
+//! query values (but those [`Redaction::keep_query`] names), and a file
+//! recording is created readable by its owner only.
 //!
 //! ```
 //! use mcp_protocol::Request;
@@ -77,5 +79,5 @@ mod wrap;
 
 pub use failure::{failure_from_value, failure_value};
 pub use recorder::{FORMAT, Recorder};
-pub use redact::{DEFAULT_REDACTED_HEADERS, REDACTED, Redaction};
+pub use redact::{DEFAULT_REDACTED_HEADERS, REDACTED, Redaction, redact_url};
 pub use wrap::{RecordingConnector, RecordingTransport};

@@ -50,11 +50,15 @@ struct Inner {
 }
 
 impl Recorder {
-    /// A recording written to `path` (created or truncated).
+    /// A recording written to `path` (replaced if it exists). On Unix the
+    /// file is readable and writable by its owner only (mode 0600) from
+    /// the moment it is created: even redacted, a recording says what was
+    /// done, and with whom.
     pub fn create(path: impl AsRef<Path>) -> io::Result<Recorder> {
         let path = path.as_ref().to_path_buf();
-        let file = File::create(&path)?;
-        let recorder = Recorder::with(Some(path), Some(file));
+        // Written beside and renamed into place by `rewrite`: the file
+        // never exists with wider permissions, even for a moment.
+        let recorder = Recorder::with(Some(path), None);
         recorder.rewrite()?;
         Ok(recorder)
     }
@@ -107,6 +111,22 @@ impl Recorder {
         inner.redaction = redaction.header(name);
     }
 
+    /// Keeps the value of one more query parameter of recorded URLs; see
+    /// [`Redaction::keep_query`].
+    pub fn keep_query(&self, name: impl AsRef<str>) {
+        let mut inner = self.lock();
+        let redaction = std::mem::take(&mut inner.redaction);
+        inner.redaction = redaction.keep_query(name);
+    }
+
+    /// Redacts one more value wherever it appears (a token the client was
+    /// configured with, which a server may echo back).
+    pub fn redact_secret(&self, value: impl Into<String>) {
+        let mut inner = self.lock();
+        let redaction = std::mem::take(&mut inner.redaction);
+        inner.redaction = redaction.secret(value);
+    }
+
     /// Redacts one more field (an object key, anywhere in a message).
     pub fn redact_field(&self, name: impl AsRef<str>) {
         let mut inner = self.lock();
@@ -135,7 +155,8 @@ impl Recorder {
     }
 
     /// Records an HTTP request the transport sent: method, URI and
-    /// headers, redacted. An HTTP transport's hook calls it (the HTTP
+    /// headers, redacted (the URI's userinfo and query values too, but
+    /// those [`Redaction::keep_query`] names). An HTTP transport's hook calls it (the HTTP
     /// transport's `RecordingHeaders` provider does); it belongs to the
     /// latest connection.
     pub fn http_request<'a>(
@@ -146,6 +167,7 @@ impl Recorder {
     ) {
         let mut inner = self.lock();
         let headers = inner.redaction.headers_value(headers);
+        let uri = inner.redaction.url(uri);
         let conn = inner.connections;
         inner.write(json!({
             "conn": conn,
@@ -252,11 +274,27 @@ impl Inner {
         }
         // Written beside and renamed, so the file is never half old, half new.
         let partial = path.with_extension("partial");
-        std::fs::write(&partial, text)?;
+        private_file(&partial)?.write_all(text.as_bytes())?;
         std::fs::rename(&partial, &path)?;
         self.file = Some(std::fs::OpenOptions::new().append(true).open(&path)?);
         Ok(())
     }
+}
+
+/// A new file only its owner may read (on Unix: mode 0600 given when it is
+/// created, not set afterwards). A file left at that path before (by a
+/// crash, or planted) is removed first, never written through: its
+/// permissions, or a link's target, are not ours to reuse.
+fn private_file(path: &Path) -> io::Result<File> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }
 
 impl Drop for Inner {
@@ -275,5 +313,44 @@ impl std::fmt::Debug for Recorder {
             .field("lines", &inner.lines.len())
             .field("connections", &inner.connections)
             .finish()
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    /// The file, and the one written beside it, are owner-only from the
+    /// start, whatever was at the path before.
+    #[test]
+    fn a_recording_is_readable_by_its_owner_only() {
+        let dir = std::env::temp_dir().join(format!("mcp-recorder-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.jsonl");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        // A partial file left by a crash, readable by all: not reused.
+        let partial = path.with_extension("partial");
+        std::fs::write(&partial, "stale").unwrap();
+        std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o666)).unwrap();
+
+        let recorder = Recorder::create(&path).unwrap();
+        assert_eq!(format!("{:o}", mode(&path)), "600", "created");
+        recorder.http_request("POST", "http://h/mcp", []);
+        recorder.set_header("era", "legacy");
+        recorder.finish().unwrap();
+        assert_eq!(format!("{:o}", mode(&path)), "600", "rewritten");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("\"era\":\"legacy\"") && !text.contains("old"),
+            "{text}"
+        );
+        assert!(!partial.exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
