@@ -218,7 +218,7 @@ pub(crate) struct Registration {
 }
 
 /// What the client says about itself when it registers.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct ClientProfile {
     pub(crate) client_name: String,
     pub(crate) redirect_uri: String,
@@ -231,6 +231,21 @@ pub(crate) struct ClientProfile {
     pub(crate) issuer: Option<String>,
     /// The client credentials grant: no registration to fall back on.
     pub(crate) client_credentials: bool,
+}
+
+impl std::fmt::Debug for ClientProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The MCP URL's query may hold a key.
+        f.debug_struct("ClientProfile")
+            .field("client_name", &self.client_name)
+            .field("redirect_uri", &self.redirect_uri)
+            .field("metadata_url", &self.metadata_url)
+            .field("pre_registered", &self.pre_registered)
+            .field("mcp_url", &mcp_transport::record::redact_url(&self.mcp_url))
+            .field("issuer", &self.issuer)
+            .field("client_credentials", &self.client_credentials)
+            .finish()
+    }
 }
 
 /// The method to use: the registered one if the server allows it, else

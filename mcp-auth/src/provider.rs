@@ -687,7 +687,10 @@ impl OAuthProvider {
 impl std::fmt::Debug for OAuthProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthProvider")
-            .field("mcp_url", &self.inner.mcp_url)
+            .field(
+                "mcp_url",
+                &mcp_transport::record::redact_url(&self.inner.mcp_url),
+            )
             .field("profile", &self.inner.profile)
             .field("client_credentials", &self.inner.authorizer.is_none())
             .field("dpop", &self.inner.dpop.as_ref().map(|d| d.mode))

@@ -166,4 +166,11 @@ fn a_plain_http_mcp_server_off_loopback_gets_no_provider() {
     ] {
         assert!(build(url, insecure).is_ok(), "{url}");
     }
+    // A provider's Debug output shows its URL without query values.
+    let shown = format!(
+        "{:?}",
+        build("https://h.example/mcp?api_key=k3y", false).unwrap()
+    );
+    assert!(shown.contains("https://h.example/mcp"), "{shown}");
+    assert!(!shown.contains("k3y"), "no query values in Debug: {shown}");
 }
