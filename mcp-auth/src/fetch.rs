@@ -147,20 +147,33 @@ impl Fetcher {
         let url = parts.uri.to_string();
         let request = http::Request::from_parts(parts, Bytes::from(body));
         let answer = self.token_request(request).await.map_err(|e| {
-            FetchError(match e {
+            FetchError::failed(match e {
                 AuthError::Http(cause) => {
                     format!("the token endpoint could not be reached: {cause}")
                 }
                 other => other.to_string(),
             })
         })?;
-        // A server error is no answer to the grant, whatever its body
-        // says: it reads as a failed request, not as a refusal.
-        if answer.status.is_server_error() {
-            return Err(FetchError(format!(
-                "the token endpoint {url} answered {}",
-                answer.status
+        let status = answer.status;
+        // A server error, or "later", is no answer to the grant, whatever
+        // its body says: it reads as a failed request, not as a refusal.
+        if status.is_server_error()
+            || status == StatusCode::REQUEST_TIMEOUT
+            || status == StatusCode::TOO_MANY_REQUESTS
+        {
+            return Err(FetchError::failed(format!(
+                "the token endpoint {url} answered {status}"
             )));
+        }
+        // Any other 4xx refuses the grant, in OAuth's words or not (a
+        // proxy's HTML page, an empty body): a refusal all the same.
+        if status.is_client_error() && !is_oauth_error(&answer.body) {
+            return Err(FetchError {
+                message: format!(
+                    "the token endpoint {url} answered {status} with no OAuth error in its body"
+                ),
+                refused: true,
+            });
         }
         let mut response = http::Response::new(answer.body.to_vec());
         *response.status_mut() = answer.status;
@@ -226,5 +239,26 @@ pub(crate) fn origin(url: &str) -> Option<String> {
 
 /// An HTTP failure as `oauth2` sees it.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct FetchError(String);
+#[error("{message}")]
+pub(crate) struct FetchError {
+    pub(crate) message: String,
+    /// A 4xx without an OAuth error body: the grant was refused.
+    pub(crate) refused: bool,
+}
+
+impl FetchError {
+    /// No answer to the grant (the endpoint unreachable, a 5xx, a 429).
+    fn failed(message: String) -> FetchError {
+        FetchError {
+            message,
+            refused: false,
+        }
+    }
+}
+
+/// Whether a body is an OAuth error response (RFC 6749 §5.2): JSON with
+/// a string `error`.
+fn is_oauth_error(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .is_ok_and(|v| v.get("error").is_some_and(serde_json::Value::is_string))
+}

@@ -97,7 +97,8 @@ fn grant_error(e: RequestTokenError<FetchError, BasicErrorResponse>) -> AuthErro
             error: r.error().as_ref().to_owned(),
             description: r.error_description().cloned(),
         },
-        RequestTokenError::Request(e) => AuthError::Http(e.to_string()),
+        RequestTokenError::Request(e) if e.refused => AuthError::Refused(e.message),
+        RequestTokenError::Request(e) => AuthError::Http(e.message),
         RequestTokenError::Parse(e, _) => {
             AuthError::Protocol(format!("the token response is not what OAuth says: {e}"))
         }

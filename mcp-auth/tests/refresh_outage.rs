@@ -71,6 +71,7 @@ async fn a_5xx_or_an_unreadable_answer_at_refresh_keeps_the_login() {
     let outages = [
         (503, "<html>down for maintenance</html>", "answered 503"),
         (500, r#"{"error":"server_error"}"#, "answered 500"),
+        (429, "slow down", "answered 429"),
         (
             200,
             "<html>a captive portal</html>",
@@ -112,6 +113,41 @@ async fn a_5xx_or_an_unreadable_answer_at_refresh_keeps_the_login() {
         assert!(server.seen_at("/authorize").is_empty());
         let kept = store.load(&url).unwrap();
         assert_eq!(kept.access_token, "access-1");
+        t.close().await;
+    }
+}
+
+/// A 4xx is a refusal, in OAuth's words or not (a proxy's HTML page, an
+/// empty body): the login ends and a fresh authorization follows, rather
+/// than every request failing with "the login is kept" for good.
+#[tokio::test]
+async fn a_refusal_without_an_oauth_body_at_refresh_ends_the_login() {
+    for (status, body) in [(400, "<html>bad request</html>"), (401, "")] {
+        let server = AuthServer::start().await;
+        let url = server.mcp_url();
+        server.behave(|b| {
+            b.tokens
+                .insert("stored-access".into(), vec!["mcp:read".into()]);
+            b.token_outage = Some((status, body.into()));
+        });
+        let record = stored(&server, &format!("{}/token", server.base()), true);
+        let store = Shared::default();
+        store.save(&url, &record);
+        let oauth = provider(&url, &store);
+        let t = transport(&url, oauth.clone());
+
+        let outcome = send(&t, 1, "tools/list").await;
+        if let Err(TransportError::Unreachable { cause }) = &outcome {
+            assert!(!cause.contains("the login is kept"), "{status}: {cause}");
+        }
+        assert!(
+            store.load(&url) != Some(record.clone()),
+            "{status}: the refused login is not kept"
+        );
+        assert!(
+            !server.seen_at("/authorize").is_empty(),
+            "{status}: a fresh authorization follows ({outcome:?})"
+        );
         t.close().await;
     }
 }
