@@ -44,9 +44,17 @@ pub enum ServerDefinition {
 }
 
 impl ServerDefinition {
-    /// The values a recording of this server must redact: every header
-    /// value and every environment value, expanded (tokens, mostly), so
-    /// that a server echoing one back does not write it into a cassette.
+    /// The values a recording of this server must redact, so that a
+    /// server echoing one back does not write it into a cassette: every
+    /// header value but those of standard headers that carry no credential
+    /// (`Accept`, `User-Agent`, …), and with a scheme (`Bearer x`) its
+    /// credential alone too; the environment values whose names say they
+    /// are secret (`…KEY`, `…TOKEN`, `…SECRET`, `…PASSWORD`, `…AUTH…`,
+    /// `COOKIE`, `SESSION`, `CREDENTIALS`, `DSN`), and any value that is a
+    /// URL with credentials in it. Other values (`NODE_ENV=production`, a
+    /// directory) are left alone: they appear in arguments and results
+    /// too, where redacting them would leave a cassette that no longer
+    /// matches its requests.
     ///
     /// ```
     /// use mcp_client::host::ServersFile;
@@ -58,13 +66,84 @@ impl ServerDefinition {
     /// assert_eq!(file.servers["r"].secret_values(), ["k-0123456789"]);
     /// ```
     pub fn secret_values(&self) -> Vec<&str> {
+        let mut out = Vec::new();
         match self {
-            ServerDefinition::Stdio { env, .. } => env.values().map(String::as_str).collect(),
+            ServerDefinition::Stdio { env, .. } => {
+                for (name, value) in env {
+                    if secret_name(name) || url_with_credentials(value) {
+                        out.push(value.as_str());
+                    }
+                }
+            }
             ServerDefinition::Http { headers, .. } => {
-                headers.values().map(String::as_str).collect()
+                for (name, value) in headers {
+                    if PUBLIC_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(name)) {
+                        continue;
+                    }
+                    out.push(value.as_str());
+                    // `Bearer x`: a server may echo the credential alone.
+                    if let Some((scheme, credential)) = value.split_once(' ')
+                        && !scheme.is_empty()
+                        && scheme
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+                        && !credential.trim().is_empty()
+                    {
+                        out.push(credential.trim());
+                    }
+                }
             }
         }
+        out
     }
+}
+
+/// Standard request headers that carry no credential.
+const PUBLIC_HEADERS: &[&str] = &[
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "cache-control",
+    "content-type",
+    "mcp-protocol-version",
+    "user-agent",
+];
+
+/// Whether an environment variable's name says its value is secret: one of
+/// its `_`-separated words is, or ends with, a word that names a secret.
+fn secret_name(name: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASS",
+        "AUTH",
+        "AUTHORIZATION",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "COOKIE",
+        "SESSION",
+        "DSN",
+        "PAT",
+    ];
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .map(str::to_ascii_uppercase)
+        .any(|word| {
+            WORDS.contains(&word.as_str())
+                || ["KEY", "TOKEN", "SECRET", "PASSWORD"]
+                    .iter()
+                    .any(|w| word.ends_with(w))
+        })
+}
+
+/// `scheme://user:password@host…`.
+fn url_with_credentials(value: &str) -> bool {
+    value.split_once("://").is_some_and(|(_, rest)| {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        authority.contains('@')
+    })
 }
 
 /// Names with their values hidden, for `Debug`.
@@ -400,6 +479,49 @@ mod tests {
             "{debug}"
         );
         assert_eq!(file.servers["a"].secret_values(), ["s3cret"]);
-        assert_eq!(file.servers["b"].secret_values(), ["Bearer s3cret"]);
+        assert_eq!(
+            file.servers["b"].secret_values(),
+            ["Bearer s3cret", "s3cret"]
+        );
+    }
+
+    /// Only values that are credentials are redacted from a recording: a
+    /// plain setting or a directory, which also appears in arguments and
+    /// results, is left alone (redacting it everywhere would leave a
+    /// cassette whose requests no longer match).
+    #[test]
+    fn secret_values_are_the_credentials_only() {
+        let file = ServersFile::from_json_with(
+            r#"{"mcpServers": {
+                "a": {"command": "srv", "env": {
+                    "NODE_ENV": "production",
+                    "ALLOWED_DIR": "/home/ada/project",
+                    "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_0123456789",
+                    "OPENAI_APIKEY": "sk-0123456789",
+                    "DB_PASSWORD": "hunter2-0123",
+                    "DATABASE_URL": "postgres://ada:pw-0123@db/app",
+                    "PUBLIC_URL": "https://example.com/app"
+                }},
+                "b": {"url": "https://h/mcp", "headers": {
+                    "Accept": "application/json",
+                    "User-Agent": "my-agent/1.0",
+                    "X-Api-Key": "k-0123456789"
+                }}
+            }}"#,
+            env,
+        )
+        .unwrap();
+        let mut a = file.servers["a"].secret_values();
+        a.sort();
+        assert_eq!(
+            a,
+            [
+                "ghp_0123456789",
+                "hunter2-0123",
+                "postgres://ada:pw-0123@db/app",
+                "sk-0123456789"
+            ]
+        );
+        assert_eq!(file.servers["b"].secret_values(), ["k-0123456789"]);
     }
 }
