@@ -118,10 +118,13 @@ pub type ResponseBody = BoxBody<Bytes, BoxError>;
 /// itself.
 ///
 /// How its errors are read: an error whose source chain holds a
-/// `hyper_util` connect error, or an I/O error of the kinds a failed
-/// connect gives (refused, timed out, unreachable, not found), becomes
-/// [`TransportError::Unreachable`] (nothing was sent); any other error
-/// becomes [`TransportError::StreamBroken`] with `may_have_run` set.
+/// `hyper_util` connect error, or an I/O error of kind
+/// [`ConnectionRefused`](std::io::ErrorKind::ConnectionRefused), becomes
+/// [`TransportError::Unreachable`] (nothing was sent, so a supervised
+/// client may send it again); any other error, a timed-out or unreachable
+/// host included (an established socket says the same after the request
+/// was written), becomes [`TransportError::StreamBroken`] with
+/// `may_have_run` set.
 ///
 /// ```
 /// use bytes::Bytes;
@@ -304,6 +307,13 @@ pub(crate) fn classify(error: &BoxError) -> TransportError {
     }
 }
 
+/// Whether the error is known to have come before any byte of the request
+/// was written: hyper-util's connect errors (DNS, refused, connect
+/// timeout, TLS handshake, proxy tunnel), or a refused connection anywhere
+/// in the chain (what a custom service's own connect says). A timed-out
+/// or unreachable host is not enough: an established socket reports the
+/// same after the request was written, and the client re-sends what was
+/// `Unreachable`.
 fn is_connect_failure(error: &(dyn StdError + 'static)) -> bool {
     let mut current = Some(error);
     while let Some(e) = current {
@@ -312,19 +322,10 @@ fn is_connect_failure(error: &(dyn StdError + 'static)) -> bool {
         {
             return true;
         }
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind::*;
-            if matches!(
-                io.kind(),
-                ConnectionRefused
-                    | TimedOut
-                    | NotFound
-                    | AddrNotAvailable
-                    | HostUnreachable
-                    | NetworkUnreachable
-            ) {
-                return true;
-            }
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
         }
         current = e.source();
     }
