@@ -361,12 +361,7 @@ impl Shared {
             _ => None,
         };
         if let Some(epoch) = sent_under {
-            let names_session = rpc.as_ref().is_some_and(|e| {
-                e.code == -32001 || e.message.to_ascii_lowercase().contains("session")
-            }) || String::from_utf8_lossy(&body)
-                .to_ascii_lowercase()
-                .contains("session");
-            if status == 404 || (status == 400 && names_session) {
+            if status == 404 || (status == 400 && names_the_session(rpc.as_ref(), &body)) {
                 let mut state = self.state();
                 // Only the session the request carried: one opened since
                 // (a renewal that another request's expiry started) stays.
@@ -386,6 +381,25 @@ impl Shared {
                 body: excerpt(&body),
             },
         }
+    }
+}
+
+/// The Python SDK's answer to an unknown session: 400 with this text,
+/// not JSON-RPC (`StreamableHTTPSessionManager`).
+const PYTHON_SDK_NO_SESSION: &str = "Bad Request: No valid session ID provided";
+
+/// Whether a 400 to a request that carried a session says that session is
+/// gone. Only what servers say of sessions is read: the answer's JSON-RPC
+/// error (`-32001`, or a message naming the session, as the TypeScript
+/// SDK's servers send), or the Python SDK's exact text. Anything else
+/// that happens to mention a session (a proxy's HTML page with
+/// `sessionStorage` in its script) is not taken for an expiry: forgetting
+/// the session would fail every request in flight and start a new one.
+fn names_the_session(rpc: Option<&mcp_protocol::ErrorObject>, body: &[u8]) -> bool {
+    match rpc {
+        Some(e) => e.code == -32001 || e.message.to_ascii_lowercase().contains("session"),
+        None => std::str::from_utf8(body)
+            .is_ok_and(|text| text.trim().eq_ignore_ascii_case(PYTHON_SDK_NO_SESSION)),
     }
 }
 
