@@ -151,8 +151,9 @@ impl Shared {
         }
     }
 
-    /// Reads a request's events until its answer, and on: when `keep`,
-    /// until the server ends the stream; otherwise for a moment, for the
+    /// Reads a request's events until its answer, and on for a moment:
+    /// when `keep` (legacy), delivering what comes until the server ends
+    /// the stream or [`FINISH_WAIT`] passed; otherwise skipping it, for the
     /// stream's end ([`finish_stream`]). Notes the event id and `retry:`
     /// for resumption.
     async fn read_events(
@@ -165,11 +166,28 @@ impl Shared {
     ) -> Read {
         let max = self.config.max_message_size;
         let mut answered = false;
+        // Once answered, what is left of a kept stream is read for
+        // [`FINISH_WAIT`] at most: a server that leaves each stream open
+        // must not cost a connection and a task per call until the
+        // transport closes.
+        let mut finish_by = None;
         cursor.delivered = false;
         loop {
-            let event = match next_within(&mut events, &activity, self.config.idle_timeout).await {
+            let next = next_within(&mut events, &activity, self.config.idle_timeout);
+            let next = match finish_by {
+                None => next.await,
+                Some(deadline) => match tokio::time::timeout_at(deadline, next).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        tracing::debug!("the stream stayed open after the answer; it is closed");
+                        return Read::Answered;
+                    }
+                },
+            };
+            let event = match next {
                 Next::Event(Some(event)) => event,
                 Next::Event(None) => break,
+                Next::Idle(_) if answered => return Read::Answered,
                 Next::Idle(idle) => {
                     return Read::Failed(TransportError::StreamBroken {
                         may_have_run: true,
@@ -199,6 +217,9 @@ impl Shared {
                         if !keep {
                             finish_stream(&mut events).await;
                             return Read::Answered;
+                        }
+                        if !answered {
+                            finish_by = Some(tokio::time::Instant::now() + FINISH_WAIT);
                         }
                         answered = true;
                     }

@@ -174,7 +174,8 @@ struct Pending {
 ///   good, a stream that ends is reopened with `Last-Event-ID` after the
 ///   server's `retry:` (or a doubling delay) and given up after 5
 ///   reopenings in a row that brought nothing. A request's SSE stream is
-///   read on after its answer until the server ends it; one that breaks
+///   read on after its answer until the server ends it, for about 250 ms
+///   at most (what comes meanwhile is delivered), then closed; one that breaks
 ///   before its answer after naming an event id is resumed by GET with
 ///   `Last-Event-ID` after the server's `retry:` (1 s without one), at most
 ///   3 times, and a resumption that ends with nothing fails the request. `close` ends the
