@@ -210,6 +210,10 @@ impl Future for Driven {
             state.woken = false;
             state.exchange.take()
         };
+        // The exchange's timers, tasks and connections belong to the
+        // runtime the transport was built on, whichever runtime (or none)
+        // the caller polls from.
+        let _entered = this.driver.runtime.enter();
         for _ in 0..MAX_ROUNDS {
             // The exchange first: an answer it delivers is then ready
             // below, in this same poll, with no wake of the caller's task.
