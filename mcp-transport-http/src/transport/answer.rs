@@ -381,19 +381,19 @@ impl Shared {
             Ok(Message::Error(e)) => Some(e.error),
             _ => None,
         };
-        if let Some(epoch) = sent_under {
-            if status == 404 || (status == 400 && names_the_session(rpc.as_ref(), &body)) {
-                let mut state = self.state();
-                // Only the session the request carried: one opened since
-                // (a renewal that another request's expiry started) stays.
-                if state.session_epoch == epoch {
-                    tracing::info!(status, "the server's session expired; forgetting it");
-                    state.session_id = None;
-                    state.expired = Some(status);
-                }
-                drop(state);
-                return TransportError::SessionExpired { status };
+        if let Some(epoch) = sent_under
+            && (status == 404 || (status == 400 && names_the_session(rpc.as_ref(), &body)))
+        {
+            let mut state = self.state();
+            // Only the session the request carried: one opened since
+            // (a renewal that another request's expiry started) stays.
+            if state.session_epoch == epoch {
+                tracing::info!(status, "the server's session expired; forgetting it");
+                state.session_id = None;
+                state.expired = Some(status);
             }
+            drop(state);
+            return TransportError::SessionExpired { status };
         }
         match rpc {
             Some(error) if status < 500 => TransportError::from_rpc(error),
