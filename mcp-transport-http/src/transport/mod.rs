@@ -39,7 +39,7 @@ use tracing::Instrument;
 use crate::service::HttpService;
 use crate::url::Origin;
 
-use self::driven::{Driven, Driver};
+use self::driven::{Driven, Driver, InRuntime};
 pub use self::provider::{AuthChallenge, HeaderProvider};
 use self::send::insert;
 use self::writer::{InFlight, write_loop};
@@ -358,9 +358,12 @@ impl Transport for HttpTransport {
         };
         match driven {
             Some((driver, exchange)) => Box::pin(Driven::start(driver, exchange, answer, guard)),
-            None => Box::pin(async move {
-                let _guard = guard;
-                answer.await
+            None => Box::pin(InRuntime {
+                runtime: self.shared.runtime.clone(),
+                answer: Box::pin(async move {
+                    let _guard = guard;
+                    answer.await
+                }),
             }),
         }
     }
