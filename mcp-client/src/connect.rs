@@ -150,24 +150,24 @@ impl Connecting<'_> {
         let mut retried = false;
         loop {
             let request = self.request(methods::SERVER_DISCOVER, &version, None);
-            // The probe is never cancelled on the wire; it keeps waiting in
-            // the background a while so a late answer can be noted.
-            let options = RequestOptions::new()
-                .no_wire_cancel()
-                .max_total(LATE_PROBE_WINDOW);
+            // The probe is never cancelled on the wire.
+            let options = RequestOptions::new().no_wire_cancel();
+            // Over HTTP a legacy server answers every POST too: silence is
+            // a fault, not an era, and the probe timeout is the request's
+            // own timer, which the transport holds still while an
+            // authorization (a person, maybe) answers a 401.
+            let every = transport.answers_every_request();
+            let options = if every {
+                options.timeout(self.config.probe_timeout)
+            } else {
+                // It keeps waiting in the background a while so a late
+                // answer can be noted.
+                options.max_total(LATE_PROBE_WINDOW)
+            };
             let mut answer = tokio::spawn(trace::send(&**transport, request, options, &version));
             let outcome = tokio::select! {
                 joined = &mut answer => joined.unwrap_or(Err(TransportError::Cancelled)),
-                _ = tokio::time::sleep(self.config.probe_timeout) => {
-                    if transport.answers_every_request() {
-                        // Over HTTP a legacy server answers every POST too:
-                        // silence is a fault, not an era.
-                        return Err(ClientError::from(TransportError::Timeout {
-                            method: methods::SERVER_DISCOVER.into(),
-                            after: self.config.probe_timeout,
-                        })
-                        .with_method(methods::SERVER_DISCOVER));
-                    }
+                _ = tokio::time::sleep(self.config.probe_timeout), if !every => {
                     let late = self.late_discover.clone();
                     tokio::spawn(async move {
                         if let Ok(Ok(v)) = answer.await

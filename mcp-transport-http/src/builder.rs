@@ -150,7 +150,8 @@ impl HttpTransportBuilder {
         self
     }
 
-    /// The default client's connect timeout (TCP and TLS); `None` waits as
+    /// The default client's connect timeout: the whole connect (TCP, a
+    /// proxy's tunnel and the TLS handshake, together); `None` waits as
     /// long as the system does.
     pub fn connect_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
         self.connect_timeout = timeout.into();

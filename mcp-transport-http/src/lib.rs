@@ -39,7 +39,7 @@
 //! | a JSON-RPC error body with a 4xx status | [`Rpc`](TransportError::Rpc), code and data verbatim |
 //! | 401, 403 | [`AuthorizationRequired`](TransportError::AuthorizationRequired) with `WWW-Authenticate` |
 //! | 429, 503 | [`RetryLater`](TransportError::RetryLater) with `Retry-After` |
-//! | 404 (or a 400 naming the session, or `-32001`) on a request with a session id | [`SessionExpired`](TransportError::SessionExpired); the id is forgotten |
+//! | 404, or a 400 whose JSON-RPC error is `-32001` or names the session (or the Python SDK's "No valid session ID" text), on a request with a session id | [`SessionExpired`](TransportError::SessionExpired); the id is forgotten |
 //! | refused, DNS, TLS, connect timeout | [`Unreachable`](TransportError::Unreachable) |
 //! | a reset, or a stream that ends before the answer | [`StreamBroken`](TransportError::StreamBroken) (`may_have_run`) |
 //! | a redirect to another origin, not 307/308, or too many | [`RedirectRefused`](TransportError::RedirectRefused); nothing sent there |

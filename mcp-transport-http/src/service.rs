@@ -118,10 +118,13 @@ pub type ResponseBody = BoxBody<Bytes, BoxError>;
 /// itself.
 ///
 /// How its errors are read: an error whose source chain holds a
-/// `hyper_util` connect error, or an I/O error of the kinds a failed
-/// connect gives (refused, timed out, unreachable, not found), becomes
-/// [`TransportError::Unreachable`] (nothing was sent); any other error
-/// becomes [`TransportError::StreamBroken`] with `may_have_run` set.
+/// `hyper_util` connect error, or an I/O error of kind
+/// [`ConnectionRefused`](std::io::ErrorKind::ConnectionRefused), becomes
+/// [`TransportError::Unreachable`] (nothing was sent, so a supervised
+/// client may send it again); any other error, a timed-out or unreachable
+/// host included (an established socket says the same after the request
+/// was written), becomes [`TransportError::StreamBroken`] with
+/// `may_have_run` set.
 ///
 /// ```
 /// use bytes::Bytes;
@@ -279,7 +282,11 @@ pub(crate) fn default_service(settings: &ClientSettings) -> Result<HttpService, 
             http,
             settings.proxy.matcher(),
         ));
-    let client: Client<_, RequestBody> = Client::builder(TokioExecutor::new()).build(https);
+    let connector = BoundedConnect {
+        inner: https,
+        timeout: settings.connect_timeout,
+    };
+    let client: Client<_, RequestBody> = Client::builder(TokioExecutor::new()).build(connector);
     Ok(HttpService::new(tower::service_fn(
         move |request: http::Request<RequestBody>| {
             let client = client.clone();
@@ -289,6 +296,57 @@ pub(crate) fn default_service(settings: &ClientSettings) -> Result<HttpService, 
             }
         },
     )))
+}
+
+/// A connector whose whole connect (TCP, a proxy's tunnel, the TLS
+/// handshake) is bounded by the connect timeout: the TCP connector's own
+/// timeout ends at the TCP handshake, and a server that accepts TCP and
+/// never completes TLS would otherwise hold the request for as long as
+/// the system keeps the socket.
+#[derive(Clone)]
+struct BoundedConnect<C> {
+    inner: C,
+    timeout: Option<Duration>,
+}
+
+impl<C> tower::Service<http::Uri> for BoundedConnect<C>
+where
+    C: tower::Service<http::Uri>,
+    C::Error: Into<BoxError>,
+    C::Future: Send + 'static,
+{
+    type Response = C::Response;
+    type Error = BoxError;
+    type Future = futures::future::BoxFuture<'static, Result<C::Response, BoxError>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, dst: http::Uri) -> Self::Future {
+        let connecting = self.inner.call(dst);
+        let timeout = self.timeout;
+        Box::pin(async move {
+            let Some(timeout) = timeout else {
+                return connecting.await.map_err(Into::into);
+            };
+            match tokio::time::timeout(timeout, connecting).await {
+                Ok(connected) => connected.map_err(Into::into),
+                Err(_) => Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "the connection (TCP, proxy tunnel and TLS) was not set up within the \
+                         connect timeout ({timeout:?}); check that the server is up, or raise \
+                         `connect_timeout`"
+                    ),
+                )
+                .into()),
+            }
+        })
+    }
 }
 
 /// Reads a service error: unreachable (nothing sent) or a broken stream.
@@ -304,6 +362,13 @@ pub(crate) fn classify(error: &BoxError) -> TransportError {
     }
 }
 
+/// Whether the error is known to have come before any byte of the request
+/// was written: hyper-util's connect errors (DNS, refused, connect
+/// timeout, TLS handshake, proxy tunnel), or a refused connection anywhere
+/// in the chain (what a custom service's own connect says). A timed-out
+/// or unreachable host is not enough: an established socket reports the
+/// same after the request was written, and the client re-sends what was
+/// `Unreachable`.
 fn is_connect_failure(error: &(dyn StdError + 'static)) -> bool {
     let mut current = Some(error);
     while let Some(e) = current {
@@ -312,19 +377,10 @@ fn is_connect_failure(error: &(dyn StdError + 'static)) -> bool {
         {
             return true;
         }
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind::*;
-            if matches!(
-                io.kind(),
-                ConnectionRefused
-                    | TimedOut
-                    | NotFound
-                    | AddrNotAvailable
-                    | HostUnreachable
-                    | NetworkUnreachable
-            ) {
-                return true;
-            }
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
         }
         current = e.source();
     }

@@ -122,45 +122,6 @@ async fn a_notification_reaches_the_server_after_the_requests_before_it() {
     transport.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cancel_reaches_the_server_after_the_request_it_names() {
-    let server = server().await;
-    let transport = transport(&server);
-    let token = CancellationToken::new();
-    let answer = tokio::spawn(transport.request(
-        call(1, "slow"),
-        RequestOptions::new().cancellation(token.clone()),
-    ));
-    // Taken off the queue (a cancel before that sends nothing at all), but
-    // not necessarily on the wire yet.
-    tokio::time::sleep(Duration::from_millis(1)).await;
-    token.cancel();
-    assert!(answer.await.unwrap().is_err());
-    // Either the request left and its cancel follows it, or (on a busy
-    // machine, its connection still being opened) it never left, and then
-    // no cancel is posted for it either.
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let seen = server.seen();
-        let request = position(&seen, |b| b["id"] == 1);
-        let cancelled = position(&seen, |b| b["method"] == "notifications/cancelled");
-        match (request, cancelled) {
-            (Some(request), Some(cancelled)) => {
-                assert_eq!(seen[cancelled].json()["params"]["requestId"], 1);
-                assert!(request < cancelled, "the cancel overtook its request");
-                break;
-            }
-            (None, Some(_)) => panic!("a cancel reached the server before its request"),
-            (request, None) if Instant::now() >= deadline => {
-                assert!(request.is_none(), "no cancel reached the server");
-                break;
-            }
-            _ => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
-    }
-    transport.close().await;
-}
-
 /// What the [`holding_service`] saw, in order: `post N` when the POST of
 /// the message with id N (`post -` for a notification) reached it, `taken
 /// N` when it read that body.
@@ -351,5 +312,97 @@ async fn a_request_never_polled_is_sent_and_answered_all_the_same() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     use futures::FutureExt;
     assert!(matches!(first.now_or_never(), Some(Ok(_))));
+    transport.close().await;
+}
+
+/// An HTTP client whose connection takes each POST's body in a task of its
+/// own, as hyper's connection task does, whatever becomes of the response
+/// future: the first body only once `release` is notified (a connection
+/// still being opened). Logged as in [`holding_service`], a notification
+/// named by its method.
+fn connection_service(log: Log, release: std::sync::Arc<tokio::sync::Notify>) -> HttpService {
+    use http_body_util::{BodyExt, Full};
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    HttpService::new(tower::service_fn(move |req: http::Request<RequestBody>| {
+        let (log, release, calls) = (log.clone(), release.clone(), calls.clone());
+        async move {
+            let first = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+            log.lock().unwrap().push("post".into());
+            let (taken_tx, taken_rx) = tokio::sync::oneshot::channel();
+            let connection_log = log.clone();
+            tokio::spawn(async move {
+                if first {
+                    release.notified().await;
+                }
+                let Ok(body) = req.into_body().collect().await;
+                let message: serde_json::Value =
+                    serde_json::from_slice(&body.to_bytes()).unwrap_or_default();
+                let name = match message.get("id") {
+                    Some(id) => id.to_string(),
+                    None => message["method"].as_str().unwrap_or("-").to_owned(),
+                };
+                let mut log = connection_log.lock().unwrap();
+                if let Some(line) = log.iter_mut().rev().find(|l| *l == "post") {
+                    *line = format!("post {name}");
+                }
+                log.push(format!("taken {name}"));
+                drop(log);
+                let _ = taken_tx.send(message);
+            });
+            let message = taken_rx.await?;
+            let response = match message.get("id") {
+                Some(id) => http::Response::builder()
+                    .header("content-type", "application/json")
+                    .body(
+                        Full::new(bytes::Bytes::from(
+                            json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string(),
+                        ))
+                        .map_err(|never| match never {})
+                        .boxed(),
+                    ),
+                None => http::Response::builder().status(202).body(
+                    Full::new(bytes::Bytes::new())
+                        .map_err(|never| match never {})
+                        .boxed(),
+                ),
+            };
+            Ok::<_, mcp_transport_http::BoxError>(response?)
+        }
+    }))
+}
+
+/// The request is with the HTTP client, whose connection has not taken
+/// its body yet, when it is cancelled: the cancel waits for the body, and
+/// reaches the server after the request it names, every time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_reaches_the_server_after_the_request_it_names() {
+    let log = Log::default();
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let transport = HttpTransportBuilder::new("http://127.0.0.1:9/mcp")
+        .service(connection_service(log.clone(), release.clone()))
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    let token = CancellationToken::new();
+    let answer = tokio::spawn(transport.request(
+        call(1, "held"),
+        RequestOptions::new().cancellation(token.clone()),
+    ));
+    wait_for_entries(&log, 1, "the request never reached the HTTP client").await;
+    token.cancel();
+    assert!(answer.await.unwrap().is_err());
+    // Time for a cancel that does not wait to leave (and show in the log).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    release.notify_one();
+    wait_for_entries(&log, 4, "the cancel never left").await;
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "post 1",
+            "taken 1",
+            "post notifications/cancelled",
+            "taken notifications/cancelled"
+        ],
+        "the cancel overtook its request"
+    );
     transport.close().await;
 }

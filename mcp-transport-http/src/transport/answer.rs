@@ -151,8 +151,9 @@ impl Shared {
         }
     }
 
-    /// Reads a request's events until its answer, and on: when `keep`,
-    /// until the server ends the stream; otherwise for a moment, for the
+    /// Reads a request's events until its answer, and on for a moment:
+    /// when `keep` (legacy), delivering what comes until the server ends
+    /// the stream or [`FINISH_WAIT`] passed; otherwise skipping it, for the
     /// stream's end ([`finish_stream`]). Notes the event id and `retry:`
     /// for resumption.
     async fn read_events(
@@ -165,11 +166,28 @@ impl Shared {
     ) -> Read {
         let max = self.config.max_message_size;
         let mut answered = false;
+        // Once answered, what is left of a kept stream is read for
+        // [`FINISH_WAIT`] at most: a server that leaves each stream open
+        // must not cost a connection and a task per call until the
+        // transport closes.
+        let mut finish_by = None;
         cursor.delivered = false;
         loop {
-            let event = match next_within(&mut events, &activity, self.config.idle_timeout).await {
+            let next = next_within(&mut events, &activity, self.config.idle_timeout);
+            let next = match finish_by {
+                None => next.await,
+                Some(deadline) => match tokio::time::timeout_at(deadline, next).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        tracing::debug!("the stream stayed open after the answer; it is closed");
+                        return Read::Answered;
+                    }
+                },
+            };
+            let event = match next {
                 Next::Event(Some(event)) => event,
                 Next::Event(None) => break,
+                Next::Idle(_) if answered => return Read::Answered,
                 Next::Idle(idle) => {
                     return Read::Failed(TransportError::StreamBroken {
                         may_have_run: true,
@@ -199,6 +217,9 @@ impl Shared {
                         if !keep {
                             finish_stream(&mut events).await;
                             return Read::Answered;
+                        }
+                        if !answered {
+                            finish_by = Some(tokio::time::Instant::now() + FINISH_WAIT);
                         }
                         answered = true;
                     }
@@ -360,24 +381,19 @@ impl Shared {
             Ok(Message::Error(e)) => Some(e.error),
             _ => None,
         };
-        if let Some(epoch) = sent_under {
-            let names_session = rpc.as_ref().is_some_and(|e| {
-                e.code == -32001 || e.message.to_ascii_lowercase().contains("session")
-            }) || String::from_utf8_lossy(&body)
-                .to_ascii_lowercase()
-                .contains("session");
-            if status == 404 || (status == 400 && names_session) {
-                let mut state = self.state();
-                // Only the session the request carried: one opened since
-                // (a renewal that another request's expiry started) stays.
-                if state.session_epoch == epoch {
-                    tracing::info!(status, "the server's session expired; forgetting it");
-                    state.session_id = None;
-                    state.expired = Some(status);
-                }
-                drop(state);
-                return TransportError::SessionExpired { status };
+        if let Some(epoch) = sent_under
+            && (status == 404 || (status == 400 && names_the_session(rpc.as_ref(), &body)))
+        {
+            let mut state = self.state();
+            // Only the session the request carried: one opened since
+            // (a renewal that another request's expiry started) stays.
+            if state.session_epoch == epoch {
+                tracing::info!(status, "the server's session expired; forgetting it");
+                state.session_id = None;
+                state.expired = Some(status);
             }
+            drop(state);
+            return TransportError::SessionExpired { status };
         }
         match rpc {
             Some(error) if status < 500 => TransportError::from_rpc(error),
@@ -386,6 +402,25 @@ impl Shared {
                 body: excerpt(&body),
             },
         }
+    }
+}
+
+/// The Python SDK's answer to an unknown session: 400 with this text,
+/// not JSON-RPC (`StreamableHTTPSessionManager`).
+const PYTHON_SDK_NO_SESSION: &str = "Bad Request: No valid session ID provided";
+
+/// Whether a 400 to a request that carried a session says that session is
+/// gone. Only what servers say of sessions is read: the answer's JSON-RPC
+/// error (`-32001`, or a message naming the session, as the TypeScript
+/// SDK's servers send), or the Python SDK's exact text. Anything else
+/// that happens to mention a session (a proxy's HTML page with
+/// `sessionStorage` in its script) is not taken for an expiry: forgetting
+/// the session would fail every request in flight and start a new one.
+fn names_the_session(rpc: Option<&mcp_protocol::ErrorObject>, body: &[u8]) -> bool {
+    match rpc {
+        Some(e) => e.code == -32001 || e.message.to_ascii_lowercase().contains("session"),
+        None => std::str::from_utf8(body)
+            .is_ok_and(|text| text.trim().eq_ignore_ascii_case(PYTHON_SDK_NO_SESSION)),
     }
 }
 

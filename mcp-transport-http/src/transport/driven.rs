@@ -210,6 +210,10 @@ impl Future for Driven {
             state.woken = false;
             state.exchange.take()
         };
+        // The exchange's and the answer's timers, tasks and connections
+        // belong to the runtime the transport was built on, whichever
+        // runtime (or none) the caller polls from.
+        let _entered = this.driver.runtime.enter();
         for _ in 0..MAX_ROUNDS {
             // The exchange first: an answer it delivers is then ready
             // below, in this same poll, with no wake of the caller's task.
@@ -242,5 +246,22 @@ impl Drop for Driven {
         if self.guard.is_some() {
             self.finish();
         }
+    }
+}
+
+/// The future of a request the writer sends: the engine's answer, polled
+/// in the transport's runtime wherever the caller runs, since its timers
+/// (the request's timeout) are armed where it is polled.
+pub(super) struct InRuntime {
+    pub(super) runtime: tokio::runtime::Handle,
+    pub(super) answer: ResponseFuture,
+}
+
+impl Future for InRuntime {
+    type Output = Result<Value, TransportError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let _entered = self.runtime.enter();
+        self.answer.as_mut().poll(cx)
     }
 }

@@ -22,6 +22,10 @@ const GET_MAX_ATTEMPTS: u32 = 5;
 /// floor above it); it doubles up to [`GET_MAX_DELAY`].
 const GET_FIRST_DELAY: Duration = Duration::from_millis(500);
 const GET_MAX_DELAY: Duration = Duration::from_secs(30);
+/// How long the GET stream's response head may take: a server that never
+/// answers the GET must not hold it (and its connection) forever; it is
+/// then reopened as a stream that failed.
+const GET_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Shared {
     /// Opens the legacy GET stream once; the receiver ends when its first
@@ -76,7 +80,17 @@ impl Shared {
             {
                 headers.insert(HeaderName::from_static("last-event-id"), v);
             }
-            let sent = self.send(Method::GET, &headers, Bytes::new(), None).await;
+            let sent = tokio::time::timeout(
+                GET_HEAD_TIMEOUT,
+                self.send(Method::GET, &headers, Bytes::new(), None),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(mcp_transport::TransportError::StreamBroken {
+                    may_have_run: false,
+                    cause: format!("the server did not answer the GET within {GET_HEAD_TIMEOUT:?}"),
+                })
+            });
             if let Some(h) = head.take() {
                 let _ = h.send(());
             }

@@ -39,7 +39,7 @@ use tracing::Instrument;
 use crate::service::HttpService;
 use crate::url::Origin;
 
-use self::driven::{Driven, Driver};
+use self::driven::{Driven, Driver, InRuntime};
 pub use self::provider::{AuthChallenge, HeaderProvider};
 use self::send::insert;
 use self::writer::{InFlight, write_loop};
@@ -174,7 +174,8 @@ struct Pending {
 ///   good, a stream that ends is reopened with `Last-Event-ID` after the
 ///   server's `retry:` (or a doubling delay) and given up after 5
 ///   reopenings in a row that brought nothing. A request's SSE stream is
-///   read on after its answer until the server ends it; one that breaks
+///   read on after its answer until the server ends it, for about 250 ms
+///   at most (what comes meanwhile is delivered), then closed; one that breaks
 ///   before its answer after naming an event id is resumed by GET with
 ///   `Last-Event-ID` after the server's `retry:` (1 s without one), at most
 ///   3 times, and a resumption that ends with nothing fails the request. `close` ends the
@@ -359,9 +360,12 @@ impl Transport for HttpTransport {
         };
         match driven {
             Some((driver, exchange)) => Box::pin(Driven::start(driver, exchange, answer, guard)),
-            None => Box::pin(async move {
-                let _guard = guard;
-                answer.await
+            None => Box::pin(InRuntime {
+                runtime: self.shared.runtime.clone(),
+                answer: Box::pin(async move {
+                    let _guard = guard;
+                    answer.await
+                }),
             }),
         }
     }

@@ -53,6 +53,11 @@ pub trait HeaderProvider: Send + Sync + 'static {
     /// new proof with the nonce it gives, so that a token obtained for the
     /// first 401 can still meet the server's nonce. The default answers
     /// `false`: the challenge goes to the caller.
+    ///
+    /// While it runs, the timers of the connection's requests stand still
+    /// (their hard maximums excepted): an authorization that needs a
+    /// person has the time its own authorizer allows, not a request's
+    /// timeout, nor the client's era probe's.
     fn on_challenge(&self, challenge: &AuthChallenge) -> BoxFuture<'static, bool> {
         let _ = challenge;
         Box::pin(async { false })

@@ -198,7 +198,15 @@ impl Shared {
                     uri: uri.clone(),
                     headers: response.headers().clone(),
                 };
-                if provider.on_challenge(&challenge).await {
+                // An authorization may need a person (a browser, a
+                // consent page): it has the authorizer's own bound, not
+                // the requests'. Their timers stand still meanwhile, as
+                // while a person answers a server's elicitation.
+                let answered = {
+                    let _pause = self.engine.pause_timers();
+                    provider.on_challenge(&challenge).await
+                };
+                if answered {
                     tracing::debug!(status = status.as_u16(), "sending again after a challenge");
                     continue;
                 }
