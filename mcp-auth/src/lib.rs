@@ -174,7 +174,7 @@ pub enum AuthError {
     /// The login and the stored tokens are kept, and nothing went to the
     /// MCP server: the request may be sent again, and the next one tries
     /// the refresh again. Through the transport, a request fails with
-    /// `TransportError::Unreachable` (nothing was sent, safe to send again)
+    /// `TransportError::Credentials` (nothing was sent, safe to send again)
     /// whose cause says this.
     #[error(
         "the access token could not be refreshed: {cause}; the login is kept, and the next request refreshes again"

@@ -93,7 +93,7 @@ async fn a_5xx_or_an_unreadable_answer_at_refresh_keeps_the_login() {
         let t = transport(&url, oauth.clone());
 
         let outcome = send(&t, 1, "tools/list").await;
-        let Err(TransportError::Unreachable { cause }) = &outcome else {
+        let Err(TransportError::Credentials { cause }) = &outcome else {
             panic!("{status}: {outcome:?}");
         };
         assert!(cause.contains(says), "{status}: {cause}");
@@ -137,7 +137,7 @@ async fn a_refusal_without_an_oauth_body_at_refresh_ends_the_login() {
         let t = transport(&url, oauth.clone());
 
         let outcome = send(&t, 1, "tools/list").await;
-        if let Err(TransportError::Unreachable { cause }) = &outcome {
+        if let Err(TransportError::Credentials { cause }) = &outcome {
             assert!(!cause.contains("the login is kept"), "{status}: {cause}");
         }
         assert!(
@@ -172,7 +172,7 @@ async fn an_unreachable_token_endpoint_at_refresh_keeps_the_login() {
     let t = transport(&url, oauth.clone());
     for id in 1..=2 {
         let outcome = send(&t, id, "tools/list").await;
-        let Err(TransportError::Unreachable { cause }) = &outcome else {
+        let Err(TransportError::Credentials { cause }) = &outcome else {
             panic!("{outcome:?}");
         };
         assert!(

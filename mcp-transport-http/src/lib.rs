@@ -41,6 +41,7 @@
 //! | 429, 503 | [`RetryLater`](TransportError::RetryLater) with `Retry-After` |
 //! | 404, or a 400 whose JSON-RPC error is `-32001` or names the session (or the Python SDK's "No valid session ID" text), on a request with a session id | [`SessionExpired`](TransportError::SessionExpired); the id is forgotten |
 //! | refused, DNS, TLS, connect timeout | [`Unreachable`](TransportError::Unreachable) |
+//! | the [`HeaderProvider`] failed (an OAuth refresh that could not reach its token endpoint) | [`Credentials`](TransportError::Credentials); nothing sent, the connection kept |
 //! | a reset, or a stream that ends before the answer | [`StreamBroken`](TransportError::StreamBroken) (`may_have_run`) |
 //! | a redirect to another origin, not 307/308, or too many | [`RedirectRefused`](TransportError::RedirectRefused); nothing sent there |
 //! | a body or event over the size limit | [`MessageTooLarge`](TransportError::MessageTooLarge) |

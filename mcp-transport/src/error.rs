@@ -146,6 +146,20 @@ pub enum TransportError {
         challenge: Option<String>,
     },
 
+    /// The request's credentials could not be had, so nothing was sent: a
+    /// header provider failed (an OAuth access token was due for refresh
+    /// and the token endpoint could not be reached, say). The connection
+    /// and the session are fine, and the request may be sent again later.
+    /// Only HTTP transports produce it.
+    ///
+    /// *Probe:* fatal, not an era verdict. A supervised client does not
+    /// restart for it: a new connection would need the same credentials.
+    #[error("the request's credentials could not be had: {cause}")]
+    Credentials {
+        /// What failed, in words.
+        cause: String,
+    },
+
     /// Nothing could be sent: the connection was refused, the name did not
     /// resolve, TLS failed, or the connect timeout ran out. The server never
     /// saw the request, so it is always safe to send again. Only HTTP

@@ -11,8 +11,8 @@ use crate::service::BoxError;
 /// authorization, which may refresh a token before answering.
 ///
 /// Headers it returns replace configured ones of the same name. An error
-/// fails the request with [`TransportError::Unreachable`](mcp_transport::TransportError::Unreachable) (nothing was
-/// sent).
+/// fails the request with [`TransportError::Credentials`](mcp_transport::TransportError::Credentials) (nothing was
+/// sent; the connection is kept).
 ///
 /// ```
 /// use futures::future::BoxFuture;

@@ -139,7 +139,7 @@ impl Shared {
                     provider
                         .headers(&parts)
                         .await
-                        .map_err(|e| TransportError::Unreachable {
+                        .map_err(|e| TransportError::Credentials {
                             cause: format!(
                                 "the header provider failed: {}",
                                 crate::service::chain(e.as_ref())

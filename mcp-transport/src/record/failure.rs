@@ -45,6 +45,7 @@ pub fn failure_value(error: &TransportError) -> Value {
             json!({ "kind": "authorizationRequired", "status": status, "challenge": challenge })
         }
         TransportError::Unreachable { cause } => json!({ "kind": "unreachable", "cause": cause }),
+        TransportError::Credentials { cause } => json!({ "kind": "credentials", "cause": cause }),
         TransportError::StreamBroken {
             may_have_run,
             cause,
@@ -116,6 +117,9 @@ pub fn failure_from_value(value: &Value) -> TransportError {
             status: u16_of("status"),
             retry_after: ms_of("retryAfterMs"),
             body: str_of("body"),
+        },
+        "credentials" => TransportError::Credentials {
+            cause: str_of("cause"),
         },
         "unreachable" | "other" => TransportError::Unreachable {
             cause: str_of("cause"),
