@@ -210,6 +210,8 @@ struct World<'t> {
     dir: PathBuf,
     store: PathBuf,
     outage_file: PathBuf,
+    /// While it exists, the token endpoint answers 1.5 s late.
+    slow_file: PathBuf,
     as_log: PathBuf,
     rs_log: PathBuf,
     // Dropped (killed) with the world.
@@ -237,6 +239,7 @@ impl<'t> World<'t> {
         let as_log = dir.join("authorization-server.log");
         let rs_log = dir.join("resource-server.log");
         let outage_file = dir.join("outage");
+        let slow_file = dir.join("slow");
 
         let mut node = Command::new(&tools.node);
         node.arg(tools.paths.oauth_sources().join("authorization_server.mjs"))
@@ -247,6 +250,7 @@ impl<'t> World<'t> {
             .env("AT_TTL", ttl.to_string())
             .env("AS_DPOP", if as_dpop { "default" } else { "off" })
             .env("OUTAGE_FILE", &outage_file)
+            .env("SLOW_FILE", &slow_file)
             .env("AS_LOG", &as_log)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -283,6 +287,7 @@ impl<'t> World<'t> {
             store: dir.join("tokens.json"),
             dir,
             outage_file,
+            slow_file,
             as_log,
             rs_log,
             _authorization_server: authorization_server,
@@ -530,12 +535,23 @@ impl<'t> World<'t> {
             ]);
             command.spawn()
         };
+        // A slow token endpoint makes the two refreshes overlap: without a
+        // lock shared by the processes, both would spend the one rotating
+        // refresh token, and the reuse would revoke the grant.
+        crate::interop::write(&self.slow_file, b"")?;
         let children = [spawn(1), spawn(2)];
         let mut failures = Vec::new();
         for (n, child) in children.into_iter().enumerate() {
             let mut child = child.map_err(|e| format!("could not start mcp: {e}"))?;
             let stderr = child.stderr.take();
-            let status = wait_within(&mut child, COMMAND_LIMIT)?;
+            let status = wait_within(&mut child, COMMAND_LIMIT);
+            let status = match status {
+                Ok(status) => status,
+                Err(e) => {
+                    let _ = std::fs::remove_file(&self.slow_file);
+                    return Err(e);
+                }
+            };
             if !status.success() {
                 let mut said = String::new();
                 if let Some(mut s) = stderr {
@@ -545,12 +561,19 @@ impl<'t> World<'t> {
                 failures.push(format!("process {}: {status}: {}", n + 1, tail(&said)));
             }
         }
+        let _ = std::fs::remove_file(&self.slow_file);
         let refreshed = self.count(&self.as_log, "\"refresh_token\"") - refreshes;
         let refused = self.count(&self.as_log, "grant.error");
         if !failures.is_empty() {
             return Err(format!(
                 "{fresh}{} ({refreshed} refresh grant(s), {refused} refused so far)",
                 failures.join("; ")
+            ));
+        }
+        // One refreshed; the other took what it stored.
+        if refreshed != 1 {
+            return Err(format!(
+                "{fresh}{refreshed} refresh grants for one expired login (one expected: the other process takes the stored tokens)"
             ));
         }
         self.call_ok("a call after both")?;

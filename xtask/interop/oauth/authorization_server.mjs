@@ -28,6 +28,7 @@
 //   AT_TTL         access token lifetime in seconds (default 3600)
 //   AS_DPOP        `off` turns DPoP off (to compare), else its default
 //   OUTAGE_FILE    while this file exists, the token endpoint answers 503
+//   SLOW_FILE      while this file exists, the token endpoint answers 1.5 s late
 //   AS_LOG         a file to append one JSON line per token event to
 
 import { appendFileSync, existsSync } from 'node:fs';
@@ -51,6 +52,7 @@ const resourceSecret = need('RESOURCE_SECRET');
 const accessTokenTtl = Number(process.env.AT_TTL || 3600);
 const dpop = process.env.AS_DPOP !== 'off';
 const outageFile = process.env.OUTAGE_FILE;
+const slowFile = process.env.SLOW_FILE;
 const logFile = process.env.AS_LOG;
 
 // The package is found in the cache, not beside this script.
@@ -125,6 +127,10 @@ provider.use(async (ctx, next) => {
     ctx.set('retry-after', '1');
     ctx.body = 'the token endpoint is down for maintenance';
     return;
+  }
+  // A slow token endpoint: two clients refreshing at once overlap for sure.
+  if (slowFile && existsSync(slowFile) && ctx.method === 'POST' && ctx.path === '/token') {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
   }
   await next();
 });
