@@ -137,7 +137,10 @@ impl tower::Service<Uri> for ProxyConnector {
                 return Ok(ProxyStream { io, forward: false });
             };
             if dst.scheme_str() == Some("https") {
-                tracing::debug!(proxy = %intercept.uri(), "tunnelling through a proxy");
+                tracing::debug!(
+                    proxy = %mcp_transport::record::redact_url(&intercept.uri().to_string()),
+                    "tunnelling through a proxy"
+                );
                 let mut tunnel = Tunnel::new(intercept.uri().clone(), direct);
                 if let Some(auth) = intercept.basic_auth() {
                     tunnel = tunnel.with_auth(auth.clone());
@@ -145,7 +148,10 @@ impl tower::Service<Uri> for ProxyConnector {
                 let io = tunnel.call(dst).await?;
                 Ok(ProxyStream { io, forward: false })
             } else {
-                tracing::debug!(proxy = %intercept.uri(), "sending through a forward proxy");
+                tracing::debug!(
+                    proxy = %mcp_transport::record::redact_url(&intercept.uri().to_string()),
+                    "sending through a forward proxy"
+                );
                 let io = direct.call(intercept.uri().clone()).await?;
                 Ok(ProxyStream { io, forward: true })
             }

@@ -112,3 +112,50 @@ async fn a_recorded_uri_has_its_query_values_and_userinfo_redacted() {
         "{text}"
     );
 }
+
+/// The 2024-11-05 endpoint carries the session id in its query
+/// (`/messages?sessionId=…`): the log says which endpoint, not the id.
+#[test]
+fn the_http_sse_endpoint_is_logged_without_its_session_id() {
+    use mcp_testkit::fake::FakeConfig;
+    use mcp_testkit::fake::http::HttpFake;
+
+    let capture = Capture::default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (server, lines) = tracing::subscriber::with_default(capture.clone(), || {
+        runtime.block_on(async {
+            let config = FakeConfig::legacy().versions(["2024-11-05"]);
+            let server = HttpFake::start(config).await.unwrap();
+            let client = mcp_client::Client::builder()
+                .connect(HttpTransportBuilder::new(server.url()))
+                .await
+                .unwrap();
+            client.list_tools().await.unwrap();
+            client.close().await;
+            (server, capture.0.lock().unwrap().clone())
+        })
+    });
+    let posted = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path() == "/messages")
+        .expect("the HTTP+SSE transport was used");
+    let id = posted
+        .uri
+        .split("sessionId=")
+        .nth(1)
+        .expect("a session id in the endpoint")
+        .to_owned();
+    assert!(
+        lines.iter().any(|l| l.contains("/messages")),
+        "the endpoint is logged: {lines:?}"
+    );
+    let leaked: Vec<&String> = lines.iter().filter(|l| l.contains(&id)).collect();
+    assert!(
+        leaked.is_empty(),
+        "the session id {id} is logged: {leaked:?}"
+    );
+}

@@ -103,12 +103,19 @@ impl Shared {
             return Err(refuse("the HTTP+SSE endpoint is not a valid URL"));
         };
         if Origin::of(&endpoint).as_ref() != Some(&self.config.origin) {
-            tracing::warn!(%location, "refused an HTTP+SSE endpoint on another origin");
+            tracing::warn!(
+                location = %mcp_transport::record::redact_url(&location.to_string()),
+                "refused an HTTP+SSE endpoint on another origin"
+            );
             return Err(refuse(
                 "the HTTP+SSE endpoint is on another origin, where nothing was sent",
             ));
         }
-        tracing::info!(%endpoint, "speaking the 2024-11-05 HTTP+SSE transport");
+        // The endpoint's query carries the session id: not for the log.
+        tracing::info!(
+            endpoint = %mcp_transport::record::redact_url(&endpoint.to_string()),
+            "speaking the 2024-11-05 HTTP+SSE transport"
+        );
         self.state().old_endpoint = Some(endpoint);
         let engine = self.engine.clone();
         let shared_state = Arc::downgrade(self);

@@ -236,7 +236,10 @@ impl Shared {
                 return Err(refuse("its Location is not a valid URL".into()));
             };
             if Origin::of(&next).as_ref() != Some(&self.config.origin) {
-                tracing::warn!(%location, "refused a redirect to another origin");
+                tracing::warn!(
+                    location = %mcp_transport::record::redact_url(&location.to_string()),
+                    "refused a redirect to another origin"
+                );
                 return Err(refuse(
                     "it leads to another origin, where nothing was sent".into(),
                 ));
