@@ -83,9 +83,9 @@ pub(crate) async fn login(url: &str, http: HttpTransportBuilder) -> Outcome {
         .authorizer(authorizer)
         .build(service)
         .map_err(auth_failure)?;
-    oauth.logout().await;
-    let outcome = oauth.authorize().await;
-    outcome.map_err(auth_failure)?;
+    // The flow runs whatever is stored, and its tokens replace the stored
+    // ones only once it succeeds: an interrupted login keeps the old one.
+    oauth.authorize().await.map_err(auth_failure)?;
     eprintln!("Logged in to {url}.");
     Ok(())
 }

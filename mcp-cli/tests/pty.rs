@@ -212,6 +212,16 @@ fn ctrl_c_ends_a_login_waiting_for_the_browser() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("pty-login-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    // A login from before: an interrupted new one must not lose it.
+    std::fs::create_dir_all(&dir).unwrap();
+    let before = serde_json::json!({ &server.url: {
+        "issuer": "http://127.0.0.1:9",
+        "client_id": "earlier",
+        "auth_method": "none",
+        "token_endpoint": "http://127.0.0.1:9/token",
+        "access_token": "earlier-access",
+    }});
+    std::fs::write(dir.join("tokens.json"), before.to_string()).unwrap();
     let mut command = Command::new(MCP);
     command
         .args(["--url", &server.url, "login"])
@@ -229,5 +239,10 @@ fn ctrl_c_ends_a_login_waiting_for_the_browser() {
     assert_eq!(exit_code(&p), 130);
     let took = interrupted.elapsed();
     assert!(took < Duration::from_secs(10), "took {took:?}");
+    let kept = std::fs::read_to_string(dir.join("tokens.json")).unwrap_or_default();
+    assert!(
+        kept.contains("earlier-access"),
+        "the earlier login is kept: {kept:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
