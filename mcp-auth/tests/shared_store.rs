@@ -1,12 +1,17 @@
 //! One token file used by several `FileStore`s of one process (an app
 //! with two OAuth servers on the default token file) while one of them
-//! holds it.
+//! holds it, and a refresh that could not hold it.
+
+mod common;
 
 use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use mcp_auth::{FileStore, StoredAuthorization, TokenStore};
+use common::{AuthServer, modern, transport};
+use mcp_auth::{FileStore, HeadlessAuthorizer, OAuthProvider, StoredAuthorization, TokenStore};
+use mcp_transport::{RequestOptions, Transport};
+use mcp_transport_http::HttpTransportBuilder;
 
 const A: &str = "https://a.example/mcp";
 const B: &str = "https://b.example/mcp";
@@ -129,6 +134,100 @@ fn a_write_under_a_hold_that_ends_meanwhile_loses_no_update() {
         assert!(
             got_a == Some(format!("a-{i}")) && got_b == Some(format!("b-{i}")),
             "round {i}: an update was lost: A has {got_a:?}, B has {got_b:?}"
+        );
+    }
+}
+
+/// Another process holds the store past this provider's wait, having
+/// renewed the login (the refresh token this provider has is spent): the
+/// provider's refresh, made without the hold, is refused, and it takes the
+/// other process's tokens instead of removing them from the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_refresh_without_the_hold_keeps_another_process_login() {
+    let server = AuthServer::start().await;
+    let url = server.mcp_url();
+    let dir = Dir::new("unheld");
+    let path = dir.0.join("tokens.json");
+
+    let service = HttpTransportBuilder::new(&url).http_service().unwrap();
+    let login = OAuthProvider::builder(&url)
+        .redirect_uri("http://127.0.0.1:9/callback")
+        .authorizer(HeadlessAuthorizer::new(service.clone()))
+        .store(FileStore::new(&path))
+        .build(service)
+        .unwrap();
+    login.authorize().await.unwrap();
+
+    // This run: the stored login, and no person to authorize afresh. A
+    // short timeout: its wait for the hold is three of them (the refresh
+    // it then makes is held by the server for a few milliseconds only).
+    let service = HttpTransportBuilder::new(&url).http_service().unwrap();
+    let this = OAuthProvider::builder(&url)
+        .store(FileStore::new(&path))
+        .timeout(Duration::from_secs(3))
+        .authorizer(|_url: String| async {
+            Err::<String, _>("no person here: run the login again".into())
+        })
+        .build(service)
+        .unwrap();
+    assert!(this.is_authorized().await, "the stored login is read");
+
+    // The other process holds the store (its refresh is under way); the
+    // access token this run has expired.
+    let other = FileStore::new(&path);
+    let hold = other.try_hold().unwrap().expect("the store is free");
+    server.behave(|b| {
+        b.tokens.clear();
+        // This run's refresh is answered once the other process is done.
+        b.hold_refresh_until_refusals = Some(u32::MAX);
+        b.refuse_refresh = true;
+    });
+
+    let t = transport(&url, this.clone());
+    let request = tokio::spawn(async move {
+        let outcome = t
+            .request(modern(1, "tools/list"), RequestOptions::new())
+            .await;
+        t.close().await;
+        outcome
+    });
+    // This run gave up waiting for the hold and refreshes without it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !server
+        .seen_at("/token")
+        .iter()
+        .any(|s| s.form()["grant_type"] == "refresh_token")
+    {
+        assert!(Instant::now() < deadline, "no refresh was tried");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Meanwhile the other process renewed the login (spending the
+    // refresh token this run presents) and stored it; then this run's
+    // refresh is refused, and the other process lets go.
+    let mut renewed = other.load(&url).unwrap();
+    renewed.access_token = "access-other".into();
+    renewed.refresh_token = Some("refresh-other".into());
+    other.save(&url, &renewed);
+    server.behave(|b| {
+        let scopes = b.last_scope.clone();
+        b.tokens.insert("access-other".into(), scopes);
+        b.hold_refresh_until_refusals = None;
+    });
+    drop(hold);
+    let outcome = tokio::time::timeout(Duration::from_secs(60), request)
+        .await
+        .expect("the request ended in time")
+        .unwrap();
+
+    assert_eq!(
+        token_of(&path, &url).as_deref(),
+        Some("access-other"),
+        "the other process's login is no longer stored"
+    );
+    if let Err(e) = outcome {
+        panic!(
+            "the request failed: {e} ({:?}); the other process's tokens were not taken",
+            this.last_error()
         );
     }
 }
