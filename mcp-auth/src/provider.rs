@@ -418,8 +418,25 @@ impl Inner {
                 {
                     state.registrations.remove(&s.registration.issuer);
                 }
+                // Without the store's hold (another process kept it past
+                // the wait), another process may have refreshed or logged
+                // in again meanwhile, spending the refresh token refused
+                // here: its tokens are taken, never removed.
+                let _hold = self.store.try_hold().ok().flatten();
+                if self.adopt_stored(state) {
+                    tracing::debug!("another process renewed this login; its tokens are used");
+                    return Ok(());
+                }
+                let stored_is_ours = self.store.load(&self.mcp_url).is_none_or(|record| {
+                    state
+                        .session
+                        .as_ref()
+                        .is_some_and(|s| s.tokens.access.expose() == record.access_token)
+                });
                 state.session = None;
-                self.persist(state);
+                if stored_is_ours {
+                    self.persist(state);
+                }
                 Err(e)
             }
         }

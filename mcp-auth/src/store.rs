@@ -11,9 +11,9 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -158,6 +158,18 @@ impl TokenStore for MemoryStore {
 ///   servers' tokens in it are never wiped; [`FileStore::try_load`] says
 ///   what is wrong, [`load`](TokenStore::load) logs it and finds nothing.
 ///
+/// Within a process, every `FileStore` on the same file (two providers,
+/// each with a store of its own on the default token file) shares one
+/// coordination: the lock file is taken once for the process, and a
+/// [`save`](TokenStore::save) or [`remove`](TokenStore::remove) made while
+/// another value of the process holds the file (or writes it) never waits
+/// for it: the change is handed to that value, which writes it before it
+/// lets go, and this process's loads see it meanwhile. So no thread ever
+/// waits on a hold of its own process (a single-threaded runtime goes
+/// on), and a wait for another process's lock is bounded (15 s, then the
+/// change stays with this process for its next write, and a warning is
+/// logged).
+///
 /// ```
 /// use mcp_auth::{FileStore, TokenStore};
 ///
@@ -169,76 +181,140 @@ impl TokenStore for MemoryStore {
 #[derive(Debug)]
 pub struct FileStore {
     path: PathBuf,
-    /// One read-modify-write at a time within the process.
-    lock: Mutex<()>,
-    /// Whether a hold of this value has the lock file now: its own writes
-    /// then go on without taking it again.
-    held: Arc<AtomicBool>,
+    /// Tells this value's hold from another's.
+    id: u64,
+    /// The process's coordination for this file, found on first use.
+    shared: OnceLock<Arc<Shared>>,
 }
 
 /// Makes temporary names unique within the process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Gives each [`FileStore`] its id.
+static STORE_IDS: AtomicU64 = AtomicU64::new(0);
+
+/// How long a write waits for another process's lock on the file (its
+/// refresh at the default timeout, with room).
+const LOCK_WAIT: Duration = Duration::from_secs(15);
+
+/// The process's coordination of every [`FileStore`] on one file, by the
+/// file's resolved path: a lock of one `FileStore` must be known to the
+/// others, since `flock` excludes open files, not processes.
+fn registry() -> &'static Mutex<HashMap<PathBuf, Weak<Shared>>> {
+    static REGISTRY: OnceLock<Mutex<HashMap<PathBuf, Weak<Shared>>>> = OnceLock::new();
+    REGISTRY.get_or_init(Default::default)
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<Coordination>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Coordination> {
+        // The state stays consistent at every unlock: a panic elsewhere
+        // does not make it unusable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[derive(Debug, Default)]
+struct Coordination {
+    /// The `FileStore` (by id) that holds the file.
+    holder: Option<u64>,
+    /// A read-modify-write of the file is under way.
+    writing: bool,
+    /// The lock file, locked for the whole process while a hold or a
+    /// write is under way.
+    file: Option<LockedFile>,
+    /// Changes not yet in the file, oldest first, at most one per server:
+    /// whoever has the file writes them before letting go. They stay here
+    /// until written, so that a load in between sees them.
+    pending: Vec<Pending>,
+    next_seq: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Pending {
+    seq: u64,
+    server: String,
+    /// `None`: remove.
+    record: Option<StoredAuthorization>,
+}
+
+impl Coordination {
+    fn push(&mut self, server: &str, record: Option<StoredAuthorization>) {
+        self.pending.retain(|p| p.server != server);
+        self.next_seq += 1;
+        self.pending.push(Pending {
+            seq: self.next_seq,
+            server: server.to_owned(),
+            record,
+        });
+    }
+}
+
+fn apply(map: &mut HashMap<String, StoredAuthorization>, changes: &[Pending]) {
+    for change in changes {
+        match &change.record {
+            Some(record) => map.insert(change.server.clone(), record.clone()),
+            None => map.remove(&change.server),
+        };
+    }
+}
 
 impl FileStore {
     /// A store in the file at `path` (created on the first save).
     pub fn new(path: impl Into<PathBuf>) -> Self {
         FileStore {
             path: path.into(),
-            lock: Mutex::new(()),
-            held: Arc::new(AtomicBool::new(false)),
+            id: STORE_IDS.fetch_add(1, Ordering::Relaxed),
+            shared: OnceLock::new(),
         }
     }
 
     /// The authorization kept for `server`: an error if the file cannot be
     /// read or is not a token store (move it aside, or fix it).
     pub fn try_load(&self, server: &str) -> io::Result<Option<StoredAuthorization>> {
-        // No lock: a write replaces the file whole, so a read sees the old
-        // file or the new one, never a mix.
-        Ok(self.read()?.remove(server))
-    }
-
-    fn read(&self) -> io::Result<HashMap<String, StoredAuthorization>> {
-        let bytes = match std::fs::read(&self.path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashMap::new()),
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!(
-                        "the token store {} cannot be read: {e}",
-                        self.path.display()
-                    ),
-                ));
-            }
+        // No directory: nothing stored, and nothing pending either (a
+        // write makes the directory first).
+        let Ok(shared) = self.shared() else {
+            return Ok(read(&self.path)?.remove(server));
         };
-        serde_json::from_slice(&bytes).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "the token store {} is not what this library writes ({e}): move it aside or \
-                     fix it; nothing is written over it meanwhile",
-                    self.path.display()
-                ),
-            )
-        })
+        // No file lock: a write replaces the file whole, so a read sees the
+        // old file or the new one, never a mix; and the changes not yet in
+        // it are still pending.
+        let coordination = shared.lock();
+        let mut map = read(&self.path)?;
+        apply(&mut map, &coordination.pending);
+        Ok(map.remove(server))
     }
 
-    /// The lock file beside the store.
-    fn lock_path(&self) -> PathBuf {
-        let mut name = self
+    /// The process's coordination for this file (its directory must
+    /// exist, so that every spelling of the path finds the same one).
+    fn shared(&self) -> io::Result<&Arc<Shared>> {
+        if let Some(shared) = self.shared.get() {
+            return Ok(shared);
+        }
+        let name = self
             .path
             .file_name()
-            .map(|n| n.to_os_string())
-            .unwrap_or_else(|| "tokens".into());
-        name.push(".lock");
-        self.path.with_file_name(name)
-    }
-
-    fn dir(&self) -> &Path {
-        match self.path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        }
+            .ok_or_else(|| io::Error::other("the token store's path names no file"))?;
+        let key = dir_of(&self.path).canonicalize()?.join(name);
+        let shared = {
+            let mut registry = registry().lock().unwrap_or_else(|e| e.into_inner());
+            registry.retain(|_, shared| shared.strong_count() > 0);
+            match registry.get(&key).and_then(Weak::upgrade) {
+                Some(shared) => shared,
+                None => {
+                    let shared = Arc::new(Shared::default());
+                    registry.insert(key, Arc::downgrade(&shared));
+                    shared
+                }
+            }
+        };
+        let _ = self.shared.set(shared);
+        Ok(self.shared.get().expect("just set"))
     }
 
     fn create_dir(&self) -> io::Result<()> {
@@ -250,76 +326,161 @@ impl FileStore {
             // Only a directory made here: an existing one keeps its mode.
             builder.mode(0o700);
         }
-        builder.create(self.dir())
+        builder.create(dir_of(&self.path))
     }
 
-    fn write(&self, map: &HashMap<String, StoredAuthorization>) -> io::Result<()> {
-        use std::io::Write;
-        let bytes = serde_json::to_vec_pretty(map).map_err(io::Error::other)?;
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "tokens".into());
-        let (tmp, mut file) = loop {
-            let unique = format!(
-                ".{name}.{}.{}.{}.tmp",
-                std::process::id(),
-                TEMP_COUNTER.fetch_add(1, Ordering::Relaxed),
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.subsec_nanos())
-                    .unwrap_or_default()
-            );
-            let tmp = self.dir().join(unique);
-            let mut options = std::fs::OpenOptions::new();
-            // Exclusive creation: never an existing file, never through a
-            // link (O_EXCL does not follow one); owner-only from the start.
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.mode(0o600);
-            }
-            match options.open(&tmp) {
-                Ok(file) => break (tmp, file),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        };
-        let written = file.write_all(&bytes).and_then(|()| file.sync_all());
-        drop(file);
-        // `rename` replaces a link at the store's path, never follows it.
-        let renamed = written.and_then(|()| std::fs::rename(&tmp, &self.path));
-        if renamed.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        renamed
-    }
-
-    fn update(&self, change: impl FnOnce(&mut HashMap<String, StoredAuthorization>)) {
-        if let Err(e) = self.try_update(change) {
+    fn update(&self, server: &str, record: Option<StoredAuthorization>) {
+        if let Err(e) = self.try_update(server, record) {
             tracing::warn!(error = %e, "the token store was not written");
         }
     }
 
-    fn try_update(
-        &self,
-        change: impl FnOnce(&mut HashMap<String, StoredAuthorization>),
-    ) -> io::Result<()> {
-        let _guard = self.lock.lock().map_err(|_| io::Error::other("poisoned"))?;
+    fn try_update(&self, server: &str, record: Option<StoredAuthorization>) -> io::Result<()> {
         self.create_dir()?;
-        let _file_lock = if self.held.load(Ordering::SeqCst) {
-            None
-        } else {
-            Some(lock_file(&self.lock_path(), true)?)
-        };
+        let shared = self.shared()?;
+        let mut coordination = shared.lock();
+        coordination.push(server, record);
+        if coordination.writing || coordination.holder.is_some_and(|h| h != self.id) {
+            // The value that has the file writes this change before it
+            // lets go: waiting for it here could wait for a task this very
+            // thread runs.
+            return Ok(());
+        }
+        coordination.writing = true;
+        if coordination.file.is_none() {
+            drop(coordination);
+            // Meanwhile `writing` keeps the process's other values out.
+            let locked = lock_file_bounded(&lock_path(&self.path));
+            coordination = shared.lock();
+            match locked {
+                Ok(file) => coordination.file = Some(file),
+                Err(e) => {
+                    coordination.writing = false;
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("{e}; the change is kept in this process for its next write"),
+                    ));
+                }
+            }
+        }
+        write_pending(&self.path, shared, coordination)
+    }
+}
+
+/// Writes the pending changes (the caller has set `writing` and the file
+/// lock is taken), then lets go of the file unless a hold keeps it.
+fn write_pending<'a>(
+    path: &Path,
+    shared: &'a Shared,
+    mut coordination: MutexGuard<'a, Coordination>,
+) -> io::Result<()> {
+    let mut outcome = Ok(());
+    while !coordination.pending.is_empty() {
+        let batch = coordination.pending.clone();
+        drop(coordination);
         // A store that cannot be read is left as it is: writing a map
         // rebuilt from nothing would wipe every other server's tokens.
-        let mut map = self.read()?;
-        change(&mut map);
-        self.write(&map)
+        let written = read(path).and_then(|mut map| {
+            apply(&mut map, &batch);
+            write(path, &map)
+        });
+        coordination = shared.lock();
+        // Written, or never to be: either way no longer pending.
+        coordination
+            .pending
+            .retain(|p| !batch.iter().any(|b| b.seq == p.seq));
+        if let Err(e) = written {
+            outcome = Err(e);
+        }
     }
+    coordination.writing = false;
+    if coordination.holder.is_none() {
+        coordination.file = None;
+    }
+    outcome
+}
+
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// The lock file beside the store.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "tokens".into());
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
+fn read(path: &Path) -> io::Result<HashMap<String, StoredAuthorization>> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashMap::new()),
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("the token store {} cannot be read: {e}", path.display()),
+            ));
+        }
+    };
+    serde_json::from_slice(&bytes).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "the token store {} is not what this library writes ({e}): move it aside or fix \
+                 it; nothing is written over it meanwhile",
+                path.display()
+            ),
+        )
+    })
+}
+
+fn write(path: &Path, map: &HashMap<String, StoredAuthorization>) -> io::Result<()> {
+    use std::io::Write;
+    let bytes = serde_json::to_vec_pretty(map).map_err(io::Error::other)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "tokens".into());
+    let (tmp, mut file) = loop {
+        let unique = format!(
+            ".{name}.{}.{}.{}.tmp",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or_default()
+        );
+        let tmp = dir_of(path).join(unique);
+        let mut options = std::fs::OpenOptions::new();
+        // Exclusive creation: never an existing file, never through a
+        // link (O_EXCL does not follow one); owner-only from the start.
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        match options.open(&tmp) {
+            Ok(file) => break (tmp, file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let written = file.write_all(&bytes).and_then(|()| file.sync_all());
+    drop(file);
+    // `rename` replaces a link at the store's path, never follows it.
+    let renamed = written.and_then(|()| std::fs::rename(&tmp, path));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    renamed
 }
 
 impl TokenStore for FileStore {
@@ -333,44 +494,50 @@ impl TokenStore for FileStore {
         }
     }
     fn save(&self, server: &str, record: &StoredAuthorization) {
-        self.update(|map| {
-            map.insert(server.to_owned(), record.clone());
-        });
+        self.update(server, Some(record.clone()));
     }
     fn remove(&self, server: &str) {
-        self.update(|map| {
-            map.remove(server);
-        });
+        self.update(server, None);
     }
     fn try_hold(&self) -> io::Result<Option<StoreHold>> {
         self.create_dir()?;
-        let Some(file) = lock_file(&self.lock_path(), false).map(Some).or_else(|e| {
-            if e.kind() == io::ErrorKind::WouldBlock {
-                Ok(None)
-            } else {
-                Err(e)
-            }
-        })?
-        else {
+        let shared = self.shared()?;
+        let mut coordination = shared.lock();
+        if coordination.holder.is_some() || coordination.writing {
             return Ok(None);
-        };
-        self.held.store(true, Ordering::SeqCst);
+        }
+        match lock_file(&lock_path(&self.path)) {
+            Ok(file) => coordination.file = Some(file),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        coordination.holder = Some(self.id);
         Ok(Some(StoreHold::new(Held {
-            _file: file,
-            held: self.held.clone(),
+            shared: shared.clone(),
+            path: self.path.clone(),
         })))
     }
 }
 
-/// A hold of a [`FileStore`]: the locked file, released with it.
+/// A hold of a [`FileStore`]: on drop, the changes handed to it are
+/// written and the file is let go.
 struct Held {
-    _file: LockedFile,
-    held: Arc<AtomicBool>,
+    shared: Arc<Shared>,
+    path: PathBuf,
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        self.held.store(false, Ordering::SeqCst);
+        let mut coordination = self.shared.lock();
+        coordination.holder = None;
+        if coordination.writing {
+            // That write lets go of the file when it is done.
+            return;
+        }
+        coordination.writing = true;
+        if let Err(e) = write_pending(&self.path, &self.shared, coordination) {
+            tracing::warn!(error = %e, "the token store was not written");
+        }
     }
 }
 
@@ -378,10 +545,35 @@ impl Drop for Held {
 #[cfg(unix)]
 type LockedFile = std::fs::File;
 
+/// [`lock_file`], waiting at most [`LOCK_WAIT`] for another process.
+fn lock_file_bounded(path: &Path) -> io::Result<LockedFile> {
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match lock_file(path) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if std::time::Instant::now() >= deadline {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "another process has held the token store's lock file {} for over \
+                             {LOCK_WAIT:?}",
+                            path.display()
+                        ),
+                    ));
+                }
+                // Short: a write or a refresh of another process.
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Opens (creating it owner-only, never through a link) and locks the
-/// file at `path`; without `wait`, `WouldBlock` if another holds it.
+/// file at `path`; `WouldBlock` if another holds it (never a wait without
+/// a bound on another process).
 #[cfg(unix)]
-fn lock_file(path: &Path, wait: bool) -> io::Result<LockedFile> {
+fn lock_file(path: &Path) -> io::Result<LockedFile> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
@@ -398,11 +590,7 @@ fn lock_file(path: &Path, wait: bool) -> io::Result<LockedFile> {
                 format!("the token store's lock file {}: {e}", path.display()),
             )
         })?;
-    let operation = if wait {
-        libc::LOCK_EX
-    } else {
-        libc::LOCK_EX | libc::LOCK_NB
-    };
+    let operation = libc::LOCK_EX | libc::LOCK_NB;
     loop {
         // SAFETY: the descriptor is open for as long as `file` lives.
         let done = unsafe { libc::flock(file.as_raw_fd(), operation) };
@@ -422,7 +610,7 @@ type LockedFile = ();
 
 /// Without `flock`, the lock is the process's own (see [`FileStore`]).
 #[cfg(not(unix))]
-fn lock_file(_path: &Path, _wait: bool) -> io::Result<LockedFile> {
+fn lock_file(_path: &Path) -> io::Result<LockedFile> {
     Ok(())
 }
 
