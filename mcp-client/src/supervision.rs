@@ -9,7 +9,8 @@
 //! goes out on the new connection; a call in flight when the server died
 //! is sent again only when that is harmless (reads, lists, listens, tools
 //! marked read-only or idempotent), and otherwise fails with
-//! [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun).
+//! [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun); so does a call
+//! met by a 503, which a gateway may send after forwarding it.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -35,6 +36,11 @@ use crate::session::Session;
 /// server do not come back at once. The delays go on doubling across
 /// restarts until a call succeeds: a connection that opens without a round
 /// trip (a modern HTTP server, its era already known) proves nothing.
+/// Each delay ends at a point in time: a call whose timeout runs out while
+/// a restart waits leaves the rest of the wait to the next call's restart,
+/// and only attempts that went out make the delays grow, so calls with
+/// timeouts shorter than the delays still reconnect once the server is
+/// back.
 ///
 /// A server that asks for a delay (HTTP 429 or 503 with `Retry-After`) is
 /// tried again after that delay instead of the backoff's, at most
