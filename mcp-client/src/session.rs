@@ -446,6 +446,15 @@ impl Session {
                     resent = true;
                 }
                 Err(
+                    TransportError::ServerGone(_)
+                    | TransportError::Unreachable { .. }
+                    | TransportError::RetryLater { status: 503, .. },
+                ) if self.supervisor.is_some() && !self.supervised() => {
+                    // `close` came while the request was out: what would
+                    // have restarted the connection is its end.
+                    return Err(self.fail(method, TransportError::Closed));
+                }
+                Err(
                     e @ (TransportError::ServerGone(_)
                     | TransportError::Unreachable { .. }
                     | TransportError::RetryLater { status: 503, .. }),

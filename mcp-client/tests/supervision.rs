@@ -925,7 +925,13 @@ async fn close_returns_while_a_restart_waits_in_a_future_nobody_polls() {
         .expect("a call after close ends at once")
         .expect_err("closed");
     // It meets the closed connection, not the restart the future holds.
-    assert!(!after.is_timeout(), "{after:?}");
+    assert!(
+        matches!(
+            after.transport_error(),
+            Some(mcp_transport::TransportError::Closed)
+        ),
+        "{after:?}"
+    );
 }
 
 /// `close` while a call's restart has started a new server (its
