@@ -394,7 +394,10 @@ impl ClientBuilder {
     /// [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun). An HTTP
     /// 503 is waited out (its `Retry-After` honoured up to
     /// [`RestartPolicy::max_retry_after`](crate::RestartPolicy::max_retry_after))
-    /// like a connection that ended. Each
+    /// like a connection that ended; since a gateway may answer 503 after
+    /// forwarding the request, a call met by one is sent again only when
+    /// that is harmless, and otherwise fails with `MayHaveRun` at once
+    /// (the next call restarts the connection). Each
     /// attempt is told as [`ServerEvent::Restarted`](crate::ServerEvent::Restarted); when the
     /// budget is spent (by restarts after a server that was reached, see
     /// [`RestartPolicy`](crate::RestartPolicy)), calls fail with

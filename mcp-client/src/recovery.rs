@@ -85,26 +85,15 @@ impl Recovery {
         }
     }
 
-    /// Whether a request whose answer was lost may be sent again: it only
-    /// reads (discover, lists, reads, `prompts/get`, completion, ping) or
-    /// listens, or
-    /// calls a tool whose annotations say it is read-only or idempotent.
+    /// Whether a request that may have run (its answer lost, or a 503 met
+    /// after a gateway forwarded it) may be sent again: its method says
+    /// re-sending is harmless ([`methods::resend_is_harmless`]: discover,
+    /// lists, reads, `prompts/get`, completion, ping, listens,
+    /// subscriptions), or it calls a tool whose annotations say it is
+    /// read-only or idempotent.
     pub(crate) fn resend_is_harmless(&self, method: &str, params: Option<&Value>) -> bool {
-        match method {
-            methods::SERVER_DISCOVER
-            | methods::PING
-            | methods::TOOLS_LIST
-            | methods::RESOURCES_LIST
-            | methods::RESOURCES_TEMPLATES_LIST
-            | methods::RESOURCES_READ
-            | methods::PROMPTS_LIST
-            | methods::PROMPTS_GET
-            | methods::COMPLETION_COMPLETE
-            | methods::TASKS_GET
-            | methods::TASKS_LIST
-            // Listening again only subscribes again.
-            | methods::SUBSCRIPTIONS_LISTEN => true,
-            methods::TOOLS_CALL => params
+        if method == methods::TOOLS_CALL {
+            return params
                 .and_then(|p| p.get("name"))
                 .and_then(Value::as_str)
                 .is_some_and(|name| {
@@ -112,9 +101,9 @@ impl Recovery {
                         .read()
                         .unwrap_or_else(|p| p.into_inner())
                         .contains(name)
-                }),
-            _ => false,
+                });
         }
+        methods::resend_is_harmless(method)
     }
 }
 

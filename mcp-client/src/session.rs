@@ -446,6 +446,15 @@ impl Session {
                     resent = true;
                 }
                 Err(
+                    TransportError::ServerGone(_)
+                    | TransportError::Unreachable { .. }
+                    | TransportError::RetryLater { status: 503, .. },
+                ) if self.supervisor.is_some() && !self.supervised() => {
+                    // `close` came while the request was out: what would
+                    // have restarted the connection is its end.
+                    return Err(self.fail(method, TransportError::Closed));
+                }
+                Err(
                     e @ (TransportError::ServerGone(_)
                     | TransportError::Unreachable { .. }
                     | TransportError::RetryLater { status: 503, .. }),
@@ -454,6 +463,22 @@ impl Session {
                     // serving now: connect again once it said it would. A
                     // 429 is about this client's pace, which a new
                     // connection does not change.
+                    let sent = kept.or(own.as_ref()).map(KeptParams::value);
+                    let harmless = self.recovery.resend_is_harmless(method, sent.as_ref());
+                    if let (TransportError::RetryLater { retry_after, .. }, Some(supervisor)) =
+                        (&e, &self.supervisor)
+                    {
+                        supervisor.asked_to_wait(*retry_after);
+                        if !harmless {
+                            // A gateway answers 503 after forwarding too:
+                            // the server may have run the request, which is
+                            // not sent again. The next call restarts the
+                            // connection, rather than this one waiting for
+                            // a restart it cannot use.
+                            supervisor.restart_later(generation, e.clone());
+                            return Err(self.fail(method, ErrorKind::MayHaveRun { cause: e }));
+                        }
+                    }
                     self.until(deadline, self.restart(generation, &e))
                         .await
                         .map_err(|e| self.fail(method, e))?;
@@ -461,13 +486,13 @@ impl Session {
                         // Closed during the restart: nothing more goes out.
                         return Err(self.fail(method, TransportError::Closed));
                     }
-                    // Unreachable, 503: the request did not run, so trying
-                    // again is always safe (the call's timeout bounds it).
-                    // A server that died with the request may have run it.
+                    // Unreachable: the request did not run, so trying again
+                    // is always safe (the call's timeout bounds it). A 503
+                    // here is for a request harmless to send again. A
+                    // server that died with the request may have run it.
                     let reached = matches!(e, TransportError::ServerGone(_));
                     restarted = reached;
-                    let sent = kept.or(own.as_ref()).map(KeptParams::value);
-                    if reached && !self.recovery.resend_is_harmless(method, sent.as_ref()) {
+                    if reached && !harmless {
                         return Err(self.fail(method, ErrorKind::MayHaveRun { cause: e }));
                     }
                     tracing::info!(method, "sending the request again on the new connection");
@@ -506,6 +531,12 @@ impl Session {
     /// for a supervised client whose connection already ended, after
     /// restarting it (nothing was sent on the dead one).
     async fn ready(&self) -> Result<u64> {
+        if self.supervisor.is_some() && !self.supervised() {
+            // Closed: the request meets the closed connection at once,
+            // rather than waiting for a restart that a future nobody polls
+            // may hold.
+            return Ok(self.recovery.generation());
+        }
         self.recovery.settled().await;
         if !self.supervised() {
             return Ok(self.recovery.generation());
@@ -514,6 +545,15 @@ impl Session {
             return Err(e);
         }
         let generation = self.recovery.generation();
+        if let Some(cause) = self
+            .supervisor
+            .as_ref()
+            .and_then(|s| s.pending_restart(generation))
+        {
+            // A call met the server's 503 and left the restart to this one.
+            self.restart(generation, &cause).await?;
+            return Ok(self.recovery.generation());
+        }
         if self.transport().is_alive() {
             return Ok(generation);
         }

@@ -9,7 +9,8 @@
 //! goes out on the new connection; a call in flight when the server died
 //! is sent again only when that is harmless (reads, lists, listens, tools
 //! marked read-only or idempotent), and otherwise fails with
-//! [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun).
+//! [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun); so does a call
+//! met by a 503, which a gateway may send after forwarding it.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -35,6 +36,11 @@ use crate::session::Session;
 /// server do not come back at once. The delays go on doubling across
 /// restarts until a call succeeds: a connection that opens without a round
 /// trip (a modern HTTP server, its era already known) proves nothing.
+/// Each delay ends at a point in time: a call whose timeout runs out while
+/// a restart waits leaves the rest of the wait to the next call's restart,
+/// and only attempts that went out make the delays grow, so calls with
+/// timeouts shorter than the delays still reconnect once the server is
+/// back.
 ///
 /// A server that asks for a delay (HTTP 429 or 503 with `Retry-After`) is
 /// tried again after that delay instead of the backoff's, at most
@@ -167,20 +173,50 @@ pub(crate) struct Supervisor {
     /// Told `true` by `close`, so that a restart waiting or connecting
     /// ends at once.
     stopping: tokio::sync::watch::Sender<bool>,
-    /// Held while a restart runs, so that `close` can wait for it to end
-    /// (and to close what it opened) before closing the connection.
+    /// Held while a restart runs, so that `close` can give it a moment to
+    /// end before closing the connection.
     restarting: tokio::sync::Mutex<()>,
+    /// What the attempt under way has opened: `close` closes them itself,
+    /// since the restart runs in a caller's future, which may never be
+    /// polled again.
+    opened: Arc<Mutex<Vec<Arc<dyn Transport>>>>,
     /// When the server asked to be tried again (its `Retry-After`, cut to
     /// the policy's maximum), until a later attempt goes out.
     not_before: Mutex<Option<Instant>>,
+    /// When the next attempt goes out. A point in time, kept here rather
+    /// than in the restart: a call whose timeout runs out drops its restart
+    /// mid-wait, and the next restart waits only the rest of it (a wait
+    /// started over each time would outgrow every call's timeout).
+    planned: Mutex<Option<Planned>>,
+    /// Whether `planned` holds a plan, so that a call's success can tell
+    /// without taking the lock.
+    has_plan: AtomicBool,
+    /// A restart that a call which met the server's 503 left for the next
+    /// call (it was not sent again itself): the generation it met it under,
+    /// and the 503.
+    pending: Mutex<Option<(u64, TransportError)>>,
     /// What the restart under way is for, in words.
     cause: Mutex<Option<String>>,
     /// Set when the budget ran out: every call fails with this.
     failed: Mutex<Option<ClientError>>,
-    /// Attempts since a call last succeeded, which the backoff goes on
-    /// from.
+    /// Attempts that went out since a call last succeeded, which the
+    /// backoff goes on from.
     streak: AtomicU32,
 }
+
+/// The next attempt's time, and whether it is the backoff's (which counts
+/// in the streak once the attempt goes out) or the server's `Retry-After`.
+#[derive(Clone, Copy)]
+struct Planned {
+    at: Instant,
+    backoff: bool,
+}
+
+/// How long `close` waits for a restart under way to end by itself. It
+/// ends at once when its caller's future is polled; one that is not (left
+/// pending in a `select!`) is not waited for: `close` has closed what it
+/// opened, and it sees `close` when it runs again.
+const SETTLE: Duration = Duration::from_secs(1);
 
 impl Supervisor {
     pub(crate) fn new(
@@ -198,7 +234,11 @@ impl Supervisor {
             stopped: AtomicBool::new(false),
             stopping: tokio::sync::watch::Sender::new(false),
             restarting: tokio::sync::Mutex::new(()),
+            opened: Arc::default(),
             not_before: Mutex::new(None),
+            planned: Mutex::new(None),
+            has_plan: AtomicBool::new(false),
+            pending: Mutex::new(None),
             cause: Mutex::new(None),
             failed: Mutex::new(None),
             streak: AtomicU32::new(0),
@@ -210,6 +250,78 @@ impl Supervisor {
         if self.streak.load(Ordering::Relaxed) != 0 {
             self.streak.store(0, Ordering::Relaxed);
         }
+        if self.has_plan.load(Ordering::Acquire) {
+            *lock(&self.planned) = None;
+            self.has_plan.store(false, Ordering::Release);
+        }
+    }
+
+    /// When attempt `attempt` of this run goes out: the time already
+    /// planned (by a restart dropped mid-wait), or the server's
+    /// `Retry-After` if later; else the backoff's next delay from now.
+    fn next_attempt(&self, attempt: u32) -> Instant {
+        let now = Instant::now();
+        let asked = self.asked_wait().map(|asked| {
+            // Not less than the first delay, so that `Retry-After: 0` does
+            // not spin.
+            now + asked.max(self.policy.initial_delay)
+        });
+        let mut planned = lock(&self.planned);
+        let plan = match (*planned, asked) {
+            (Some(plan), Some(asked)) if asked > plan.at => Planned {
+                at: asked,
+                backoff: false,
+            },
+            (Some(plan), _) => plan,
+            // The server's own delay rather than the backoff's: it said
+            // when it will serve again.
+            (None, Some(asked)) => Planned {
+                at: asked,
+                backoff: false,
+            },
+            (None, None) => {
+                // Counted across restarts until a call succeeds (see
+                // `RestartPolicy`).
+                let nth = self.streak.load(Ordering::Relaxed) + 1;
+                Planned {
+                    at: now + self.policy.delay(nth, seed(attempt)),
+                    backoff: true,
+                }
+            }
+        };
+        *planned = Some(plan);
+        self.has_plan.store(true, Ordering::Release);
+        plan.at
+    }
+
+    /// The planned attempt goes out now: a backoff's advances the streak,
+    /// one after a server that was reached spends the budget, and the
+    /// next attempt is planned afresh.
+    fn going_out(&self, reached: bool) {
+        let plan = lock(&self.planned).take();
+        self.has_plan.store(false, Ordering::Release);
+        if plan.is_none_or(|p| p.backoff) {
+            self.streak.fetch_add(1, Ordering::Relaxed);
+        }
+        *lock(&self.not_before) = None;
+        if reached {
+            lock(&self.recent).push_back(Instant::now());
+        }
+    }
+
+    /// A call met the server's 503 under `generation` and was not sent
+    /// again: the next call restarts the connection first.
+    pub(crate) fn restart_later(&self, generation: u64, cause: TransportError) {
+        *lock(&self.pending) = Some((generation, cause));
+    }
+
+    /// The restart a call left for later, if the connection is still the
+    /// one it met the 503 on.
+    pub(crate) fn pending_restart(&self, generation: u64) -> Option<TransportError> {
+        lock(&self.pending)
+            .as_ref()
+            .filter(|(seen, _)| *seen == generation)
+            .map(|(_, cause)| cause.clone())
     }
 
     pub(crate) fn stop(&self) {
@@ -221,12 +333,18 @@ impl Supervisor {
         self.stopped.load(Ordering::SeqCst)
     }
 
-    /// Stops the connection for good and waits until no restart runs: one
-    /// under way ends at once (a wait is cut short, a connection it opened
-    /// is closed), so nothing it started outlives `close`.
+    /// Stops the connection for good and closes what a restart under way
+    /// opened, so that nothing it started outlives `close`; then gives the
+    /// restart a moment to end (a wait is cut short). A restart whose
+    /// caller's future is not polled is not waited for: it sees `stopped`
+    /// when it runs again, and closes what it opens then.
     pub(crate) async fn stop_and_settle(&self) {
         self.stop();
-        drop(self.restarting.lock().await);
+        let opened = std::mem::take(&mut *lock(&self.opened));
+        for transport in opened {
+            transport.close().await;
+        }
+        let _ = tokio::time::timeout(SETTLE, self.restarting.lock()).await;
     }
 
     /// Resolves once `close` was called.
@@ -270,21 +388,18 @@ impl Supervisor {
         })
     }
 
-    /// Counts a restart against the budget; false when it is spent.
-    fn spend(&self) -> bool {
+    /// Whether the budget allows one more restart (counted when it goes
+    /// out, see `going_out`).
+    fn within_budget(&self) -> bool {
         let now = Instant::now();
-        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        let mut recent = lock(&self.recent);
         while recent
             .front()
             .is_some_and(|t| now.duration_since(*t) > self.policy.window)
         {
             recent.pop_front();
         }
-        if recent.len() >= self.policy.max_restarts {
-            return false;
-        }
-        recent.push_back(now);
-        true
+        recent.len() < self.policy.max_restarts
     }
 
     fn failure(&self) -> Option<ClientError> {
@@ -293,6 +408,10 @@ impl Supervisor {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A seed for the jitter, different per attempt and per process.
@@ -325,9 +444,6 @@ impl Session {
         let Some(supervisor) = self.supervisor.as_ref() else {
             return Ok(());
         };
-        if let TransportError::RetryLater { retry_after, .. } = cause {
-            supervisor.asked_to_wait(*retry_after);
-        }
         let recovery = &self.recovery;
         let _held = recovery.reinitializing.lock().await;
         if recovery.generation() != seen {
@@ -368,7 +484,7 @@ impl Session {
                 return Err(ClientError::from(TransportError::Closed));
             }
             supervisor.set_cause(&cause_text);
-            if reached && !supervisor.spend() {
+            if reached && !supervisor.within_budget() {
                 tracing::warn!(
                     attempts = history.len(),
                     "the restart budget is spent; giving up"
@@ -377,27 +493,14 @@ impl Session {
                     attempts: history,
                 }));
             }
-            let after = match supervisor.asked_wait() {
-                // The server's own delay rather than the backoff's: it said
-                // when it will serve again. Not less than the first delay,
-                // so that `Retry-After: 0` does not spin.
-                Some(asked) => asked.max(supervisor.policy.initial_delay),
-                None => {
-                    // Counted across restarts until a call succeeds (see
-                    // `RestartPolicy`).
-                    let nth = supervisor.streak.fetch_add(1, Ordering::Relaxed) + 1;
-                    supervisor.policy.delay(nth, seed(attempt))
-                }
-            };
+            let at = supervisor.next_attempt(attempt);
+            let after = at.saturating_duration_since(Instant::now());
             tracing::info!(attempt, ?after, cause = %cause_text, "the connection ended; connecting again");
             tokio::select! {
-                () = tokio::time::sleep(after) => {}
+                () = tokio::time::sleep_until(at) => {}
                 () = supervisor.stopped() => return Err(ClientError::from(TransportError::Closed)),
             }
-            *supervisor
-                .not_before
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()) = None;
+            supervisor.going_out(reached);
             let mut record = RestartAttempt {
                 attempt,
                 after,
@@ -447,8 +550,13 @@ impl Session {
     async fn reconnect(&self, supervisor: &Supervisor) -> Result<()> {
         let opened = Opened {
             inner: supervisor.connector.clone(),
-            transports: Arc::default(),
+            transports: supervisor.opened.clone(),
+            stopping: supervisor.stopping.subscribe(),
         };
+        // What this attempt opened is let go however it ends (a call whose
+        // timeout runs out drops it): a failed attempt's connections are
+        // dropped, as the attempt's own would be.
+        let _forget = Forget(&supervisor.opened);
         let connecting = Connecting {
             config: &self.config,
             connector: &opened,
@@ -511,21 +619,31 @@ impl Drop for Busy<'_> {
     }
 }
 
-/// The connector of a restart, noting every connection it opens, so that
-/// a restart ended by `close` closes them (a connect may open two, the
-/// probe's and the legacy one's).
+/// The connector of a restart, noting every connection it opens in the
+/// supervisor, so that `close` (or the restart itself, when it sees
+/// `close`) closes them (a connect may open two, the probe's and the
+/// legacy one's).
 struct Opened {
     inner: Arc<dyn Connector>,
     transports: Arc<Mutex<Vec<Arc<dyn Transport>>>>,
+    stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Opened {
     async fn close_all(&self) {
-        let opened: Vec<_> =
-            std::mem::take(&mut *self.transports.lock().unwrap_or_else(|p| p.into_inner()));
+        let opened: Vec<_> = std::mem::take(&mut *lock(&self.transports));
         for transport in opened {
             transport.close().await;
         }
+    }
+}
+
+/// Lets go of what an attempt opened when it ends.
+struct Forget<'a>(&'a Mutex<Vec<Arc<dyn Transport>>>);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        lock(self.0).clear();
     }
 }
 
@@ -536,13 +654,21 @@ impl Connector for Opened {
     ) -> BoxFuture<'static, std::result::Result<Arc<dyn Transport>, TransportError>> {
         let connecting = self.inner.connect(handlers);
         let transports = self.transports.clone();
+        let stopping = self.stopping.clone();
         Box::pin(async move {
             let transport = connecting.await?;
-            transports
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(transport.clone());
-            Ok(transport)
+            {
+                // Checked under the lock that `close` takes the list with:
+                // either `close` finds this connection there, or this
+                // sees `close`.
+                let mut opened = lock(&transports);
+                if !*stopping.borrow() {
+                    opened.push(transport.clone());
+                    return Ok(transport);
+                }
+            }
+            transport.close().await;
+            Err(TransportError::Closed)
         })
     }
 }

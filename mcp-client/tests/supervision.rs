@@ -782,9 +782,17 @@ async fn close_ends_a_restart_that_waits_for_retry_after() {
         "an hour, cut to the policy's 60 s: {short}"
     );
 
+    // A harmless call, which waits for the restart (a tool call met by the
+    // 503 would fail at once, not sent again).
     let waiting = tokio::spawn({
         let client = client.clone();
-        async move { client.call_tool("echo", json!({"text": "x"})).await }
+        async move {
+            client
+                .list_tools()
+                .options(&CallOptions::new().bypass_cache())
+                .into_future()
+                .await
+        }
     });
     tokio::time::timeout(BOUND, async {
         while front.busy_answers() < 2 {
@@ -808,4 +816,243 @@ async fn close_ends_a_restart_that_waits_for_retry_after() {
         ),
         "{error:?}"
     );
+}
+
+/// An outage longer than the calls' timeouts: each call's restart is
+/// dropped at its deadline, mid-wait. The wait is a point in time the next
+/// restart goes on from, so once the server can start again a call with
+/// the same short timeout reconnects (a wait started over, and longer, at
+/// each call would never end within one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_shorter_than_the_backoff_reconnect_once_the_server_is_back() {
+    use mcp_client::CallOptions;
+    use std::future::IntoFuture;
+
+    // While the flag exists, the server exits at once (an outage).
+    let flag = std::env::temp_dir().join(format!("mcp-supervision-outage-{}", std::process::id()));
+    let _ = std::fs::remove_file(&flag);
+    let script = format!(
+        "if [ -e '{flag}' ]; then echo 'down' >&2; exit 3; fi; exec '{server}' --era legacy",
+        flag = flag.display(),
+        server = server_path().display()
+    );
+    let client = Client::builder()
+        .supervise(
+            RestartPolicy::new()
+                // The backoff soon outgrows the calls' timeout of 1 s.
+                .backoff(Duration::from_millis(50), Duration::from_secs(3))
+                .max_restarts(10_000, Duration::from_secs(60)),
+        )
+        .connect(
+            StdioCommand::new("sh")
+                .env(MARKER, mark("outage"))
+                .args(["-c", &script])
+                .close_grace(Duration::from_millis(200)),
+        )
+        .await
+        .unwrap();
+    std::fs::write(&flag, b"").unwrap();
+    kill_server("outage");
+    until_down(&client).await;
+    let short = || {
+        client
+            .list_tools()
+            .options(
+                &CallOptions::new()
+                    .bypass_cache()
+                    .timeout(Duration::from_secs(1)),
+            )
+            .into_future()
+    };
+    // 6 s of outage: the delays reach the 3 s cap.
+    for _ in 0..6 {
+        let during = tokio::time::timeout(BOUND, short()).await.unwrap();
+        assert!(during.is_err(), "the server is down: {during:?}");
+    }
+    std::fs::remove_file(&flag).unwrap();
+    let mut last = None;
+    for _ in 0..20 {
+        match tokio::time::timeout(BOUND, short()).await.unwrap() {
+            Ok(listed) => {
+                assert!(listed.tools.iter().any(|t| t.name == "echo"));
+                client.close().await;
+                return;
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    client.close().await;
+    panic!(
+        "20 calls of 1 s after the server was back, none reconnected: {}",
+        last.unwrap()
+    );
+}
+
+/// `close` while a call's restart waits out its backoff in a future that
+/// is alive but no longer polled (the other branch of a `select!` won):
+/// `close` returns at once, and once the future is dropped no server runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_returns_while_a_restart_waits_in_a_future_nobody_polls() {
+    use mcp_client::CallOptions;
+    use std::future::IntoFuture;
+
+    let client = Client::builder()
+        .supervise(RestartPolicy::new().backoff(Duration::from_secs(60), Duration::from_secs(60)))
+        .connect(server("unpolled-waiting", &["--era", "legacy"]))
+        .await
+        .unwrap();
+    kill_server("unpolled-waiting");
+    until_down(&client).await;
+    let options = CallOptions::new().bypass_cache();
+    let mut call = Box::pin(client.list_tools().options(&options).into_future());
+    // Polled until its restart waits (a minute), then left alone.
+    let polled = tokio::time::timeout(Duration::from_millis(500), &mut call).await;
+    assert!(
+        polled.is_err(),
+        "the call waits for the restart: {polled:?}"
+    );
+    tokio::time::timeout(Duration::from_secs(10), client.close())
+        .await
+        .expect("close returns though the restart's future is not polled");
+    drop(call);
+    assert_eq!(
+        servers("unpolled-waiting"),
+        Vec::<i32>::new(),
+        "no server runs"
+    );
+    let after = tokio::time::timeout(BOUND, client.list_tools().options(&options).into_future())
+        .await
+        .expect("a call after close ends at once")
+        .expect_err("closed");
+    // It meets the closed connection, not the restart the future holds.
+    assert!(
+        matches!(
+            after.transport_error(),
+            Some(mcp_transport::TransportError::Closed)
+        ),
+        "{after:?}"
+    );
+}
+
+/// `close` while a call's restart has started a new server (its
+/// `initialize` not yet answered) in a future that is no longer polled:
+/// `close` returns at once and closes that server itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_ends_a_server_a_restart_opened_in_a_future_nobody_polls() {
+    use mcp_client::CallOptions;
+    use std::future::IntoFuture;
+
+    let client = Client::builder()
+        .supervise(quick())
+        .connect(server(
+            "unpolled-connecting",
+            &["--era", "legacy", "--knob", "answer-late=3000:initialize"],
+        ))
+        .await
+        .unwrap();
+    kill_server("unpolled-connecting");
+    until_down(&client).await;
+    until_servers("unpolled-connecting", 0).await;
+    let options = CallOptions::new().bypass_cache();
+    let mut call = Box::pin(client.list_tools().options(&options).into_future());
+    // Polled until the restart has started a new server, then left alone.
+    tokio::select! {
+        ended = &mut call => panic!("the call waits for the new server: {ended:?}"),
+        _ = until_servers("unpolled-connecting", 1) => {}
+    }
+    tokio::time::timeout(Duration::from_secs(10), client.close())
+        .await
+        .expect("close returns though the restart's future is not polled");
+    assert_eq!(
+        servers("unpolled-connecting"),
+        Vec::<i32>::new(),
+        "a server runs after close"
+    );
+    drop(call);
+    assert_eq!(servers("unpolled-connecting"), Vec::<i32>::new());
+}
+
+/// A tool call met by a 503 (which a gateway may send after forwarding
+/// it) is not sent again, even when the server is back by then: it fails
+/// saying the server asked to retry later, and after when. The connection
+/// is restarted for the next call, which succeeds.
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_met_by_a_503_is_not_sent_again() {
+    use front::{Front, Mode};
+    use mcp_client::CallOptions;
+    use mcp_testkit::fake::{FakeConfig, http::HttpFake};
+    use mcp_transport::TransportError;
+    use std::future::IntoFuture;
+
+    let server = HttpFake::start(FakeConfig::modern()).await.unwrap();
+    let front = std::sync::Arc::new(Front::start(Mode::Forward(server.addr())).await);
+    let client = Client::builder()
+        .supervise(quick())
+        .connect(mcp_client::HttpTransportBuilder::new(front.url()))
+        .await
+        .unwrap();
+    client
+        .call_tool("echo", json!({"text": "before"}))
+        .await
+        .unwrap();
+    let mut events = client.events();
+    front.set_mode(Mode::Busy(1)).await;
+    // The server is back as soon as the call met the 503: a call sent
+    // again would run.
+    let back = tokio::spawn({
+        let front = front.clone();
+        let addr = server.addr();
+        async move {
+            while front.busy_answers() < 1 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            front.set_mode(Mode::Forward(addr)).await;
+        }
+    });
+    let acted = tokio::time::timeout(BOUND, client.call_tool("echo", json!({"text": "once"})))
+        .await
+        .expect("the call ends");
+    let error = acted.expect_err("a tool call met by a 503 is not sent again");
+    assert!(error.may_have_run(), "{error:?}");
+    let Some(TransportError::RetryLater {
+        status: 503,
+        retry_after,
+        ..
+    }) = error.transport_error()
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!(*retry_after, Some(Duration::from_secs(1)), "{error}");
+    assert!(error.to_string().contains("retry later"), "{error}");
+    tokio::time::timeout(BOUND, back).await.unwrap().unwrap();
+
+    let listed = tokio::time::timeout(
+        BOUND,
+        client
+            .list_tools()
+            .options(&CallOptions::new().bypass_cache())
+            .into_future(),
+    )
+    .await
+    .unwrap()
+    .expect("the next call reaches the server");
+    assert!(listed.tools.iter().any(|t| t.name == "echo"));
+    let restarted = tokio::time::timeout(BOUND, async {
+        loop {
+            match events.recv().await {
+                Some(ServerEvent::Restarted(attempt)) => return attempt,
+                Some(_) => {}
+                None => panic!("the event stream ended"),
+            }
+        }
+    })
+    .await
+    .expect("the connection was restarted for the next call");
+    assert!(restarted.cause.contains("503"), "{restarted:?}");
+    client
+        .call_tool("echo", json!({"text": "after"}))
+        .await
+        .expect("the same client goes on");
+    client.close().await;
 }

@@ -88,6 +88,15 @@ pub trait RequestMethod {
     /// Whether the method may answer `input_required` (2026-07-28+):
     /// `tools/call`, `prompts/get`, `resources/read`.
     const MAY_REQUIRE_INPUT: bool = false;
+    /// Whether sending the request again is harmless when the server may
+    /// already have run it (an answer lost on the way back, a gateway's
+    /// 503 after it forwarded the request): true for what only reads,
+    /// lists, listens or sets state to the same value again (`initialize`,
+    /// `server/discover`, `ping`, lists, reads, `prompts/get`, completion,
+    /// subscribing, the log level); false for what may act or cost
+    /// (`tools/call`, sampling, elicitation, cancelling or updating a
+    /// task). [`resend_is_harmless`] asks the same by name.
+    const RESEND_IS_HARMLESS: bool = false;
     /// The params.
     type Params: Serialize + DeserializeOwned;
     /// The result, once complete.
@@ -124,7 +133,7 @@ macro_rules! request_methods {
     ($(
         $(#[$doc:meta])*
         $name:ident = $method:ident, $params:ty => $result:ty
-            $([$moved:ident])? $(, input = $input:literal)?;
+            $([$moved:ident])? $(, input = $input:literal)? $(, harmless = $harmless:literal)?;
     )+) => {
         $(
             $(#[$doc])*
@@ -134,11 +143,18 @@ macro_rules! request_methods {
             impl RequestMethod for $name {
                 const METHOD: &'static str = $method;
                 $(const MAY_REQUIRE_INPUT: bool = $input;)?
+                $(const RESEND_IS_HARMLESS: bool = $harmless;)?
                 type Params = $params;
                 type Result = $result;
                 $(request_methods!(@$moved $result);)?
             }
         )+
+
+        /// Every request method's name and whether re-sending it is
+        /// harmless, for [`resend_is_harmless`].
+        const RESEND_TABLE: &[(&str, bool)] = &[
+            $(($method, <$name as RequestMethod>::RESEND_IS_HARMLESS),)+
+        ];
     };
     (@moved $result:ty) => {
         fn result_from_value(value: Value) -> Result<$result, serde_json::Error> {
@@ -164,55 +180,74 @@ macro_rules! notification_methods {
 
 request_methods! {
     /// `initialize` (legacy).
-    Initialize = INITIALIZE, InitializeRequestParams => InitializeResult;
+    Initialize = INITIALIZE, InitializeRequestParams => InitializeResult, harmless = true;
     /// `ping` (legacy).
-    Ping = PING, RequestParams => EmptyResult;
+    Ping = PING, RequestParams => EmptyResult, harmless = true;
     /// `server/discover` (2026-07-28+).
-    Discover = SERVER_DISCOVER, RequestParams => DiscoverResult;
+    Discover = SERVER_DISCOVER, RequestParams => DiscoverResult, harmless = true;
     /// `tools/list`.
-    ListTools = TOOLS_LIST, PaginatedRequestParams => ListToolsResult [moved];
+    ListTools = TOOLS_LIST, PaginatedRequestParams => ListToolsResult [moved], harmless = true;
     /// `tools/call`.
     CallTool = TOOLS_CALL, CallToolRequestParams => CallToolResult [moved], input = true;
     /// `resources/list`.
-    ListResources = RESOURCES_LIST, PaginatedRequestParams => ListResourcesResult;
+    ListResources = RESOURCES_LIST, PaginatedRequestParams => ListResourcesResult, harmless = true;
     /// `resources/templates/list`.
-    ListResourceTemplates = RESOURCES_TEMPLATES_LIST, PaginatedRequestParams => ListResourceTemplatesResult;
+    ListResourceTemplates = RESOURCES_TEMPLATES_LIST, PaginatedRequestParams => ListResourceTemplatesResult, harmless = true;
     /// `resources/read`.
-    ReadResource = RESOURCES_READ, ReadResourceRequestParams => ReadResourceResult, input = true;
+    ReadResource = RESOURCES_READ, ReadResourceRequestParams => ReadResourceResult, input = true, harmless = true;
     /// `resources/subscribe` (legacy).
-    Subscribe = RESOURCES_SUBSCRIBE, SubscribeRequestParams => EmptyResult;
+    Subscribe = RESOURCES_SUBSCRIBE, SubscribeRequestParams => EmptyResult, harmless = true;
     /// `resources/unsubscribe` (legacy).
-    Unsubscribe = RESOURCES_UNSUBSCRIBE, UnsubscribeRequestParams => EmptyResult;
+    Unsubscribe = RESOURCES_UNSUBSCRIBE, UnsubscribeRequestParams => EmptyResult, harmless = true;
     /// `prompts/list`.
-    ListPrompts = PROMPTS_LIST, PaginatedRequestParams => ListPromptsResult;
+    ListPrompts = PROMPTS_LIST, PaginatedRequestParams => ListPromptsResult, harmless = true;
     /// `prompts/get`.
-    GetPrompt = PROMPTS_GET, GetPromptRequestParams => GetPromptResult, input = true;
+    GetPrompt = PROMPTS_GET, GetPromptRequestParams => GetPromptResult, input = true, harmless = true;
     /// `completion/complete`.
-    Complete = COMPLETION_COMPLETE, CompleteRequestParams => CompleteResult;
+    Complete = COMPLETION_COMPLETE, CompleteRequestParams => CompleteResult, harmless = true;
     /// `logging/setLevel` (legacy).
-    SetLevel = LOGGING_SET_LEVEL, SetLevelRequestParams => EmptyResult;
+    SetLevel = LOGGING_SET_LEVEL, SetLevelRequestParams => EmptyResult, harmless = true;
     /// `subscriptions/listen` (2026-07-28+).
-    SubscriptionsListen = SUBSCRIPTIONS_LISTEN, SubscriptionsListenRequestParams => SubscriptionsListenResult;
+    SubscriptionsListen = SUBSCRIPTIONS_LISTEN, SubscriptionsListenRequestParams => SubscriptionsListenResult, harmless = true;
     /// `roots/list`, which a legacy server sends the client.
-    ListRoots = ROOTS_LIST, RequestParams => ListRootsResult;
+    ListRoots = ROOTS_LIST, RequestParams => ListRootsResult, harmless = true;
     /// `sampling/createMessage`, which a legacy server sends the client.
     CreateMessage = SAMPLING_CREATE_MESSAGE, CreateMessageRequestParams => CreateMessageResult;
     /// `elicitation/create`, which a legacy server sends the client.
     Elicit = ELICITATION_CREATE, ElicitRequestParams => ElicitResult;
     /// `tasks/get` of 2025-11-25 (experimental tasks).
-    GetTask = TASKS_GET, TaskIdParams => GetTaskResult;
+    GetTask = TASKS_GET, TaskIdParams => GetTaskResult, harmless = true;
     /// `tasks/result` of 2025-11-25: the task's original result, raw.
-    GetTaskPayload = TASKS_RESULT, TaskIdParams => Value;
+    GetTaskPayload = TASKS_RESULT, TaskIdParams => Value, harmless = true;
     /// `tasks/list` of 2025-11-25.
-    ListTasks = TASKS_LIST, PaginatedRequestParams => ListTasksResult;
+    ListTasks = TASKS_LIST, PaginatedRequestParams => ListTasksResult, harmless = true;
     /// `tasks/cancel` of 2025-11-25.
     CancelTask = TASKS_CANCEL, TaskIdParams => CancelTaskResult;
     /// `tasks/get` of the tasks extension (2026-07-28+).
-    GetExtensionTask = TASKS_GET, TaskIdParams => DetailedTask;
+    GetExtensionTask = TASKS_GET, TaskIdParams => DetailedTask, harmless = true;
     /// `tasks/update` of the tasks extension (2026-07-28+).
     UpdateTask = TASKS_UPDATE, UpdateTaskParams => EmptyResult;
     /// `tasks/cancel` of the tasks extension (2026-07-28+).
     CancelExtensionTask = TASKS_CANCEL, TaskIdParams => EmptyResult;
+}
+
+/// Whether sending the request `method` again is harmless when the server
+/// may already have run it ([`RequestMethod::RESEND_IS_HARMLESS`], by
+/// name). An unknown method is not: nothing is known of what it does. For
+/// `tools/call` this says only what the method says; a tool's annotations
+/// (`readOnlyHint`, `idempotentHint`) may say more.
+///
+/// ```
+/// use mcp_protocol::methods::{self, resend_is_harmless};
+///
+/// assert!(resend_is_harmless(methods::TOOLS_LIST));
+/// assert!(!resend_is_harmless(methods::TOOLS_CALL));
+/// assert!(!resend_is_harmless("vendor/launch"));
+/// ```
+pub fn resend_is_harmless(method: &str) -> bool {
+    RESEND_TABLE
+        .iter()
+        .any(|(name, harmless)| *name == method && *harmless)
 }
 
 notification_methods! {
