@@ -74,7 +74,7 @@ impl Config {
         era: Era,
         server: &[ProtocolVersion],
     ) -> Option<ProtocolVersion> {
-        self.offered(era).into_iter().find(|v| server.contains(v))
+        mcp_protocol::version::best_shared(&self.versions, era, server)
     }
 
     /// The capabilities the client declares when speaking `version`: only

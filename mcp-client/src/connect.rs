@@ -27,16 +27,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mcp_protocol::error_codes;
-use mcp_protocol::types::{DiscoverResult, InitializeRequestParams, InitializeResult};
-use mcp_protocol::{Era, Notification, ProtocolVersion, Request, methods};
+use mcp_protocol::error_codes::{self, supported_versions};
+use mcp_protocol::types::DiscoverResult;
+use mcp_protocol::version::{VersionRejection, VersionRetry};
+use mcp_protocol::{Era, ProtocolVersion, Request, methods};
 use mcp_transport::{ConnectionHandlers, Connector, RequestOptions, Transport, TransportError};
 use serde_json::{Map, Value};
 
 use crate::config::{Config, EraMode};
 use crate::error::{ClientError, ErrorKind, Result};
+use crate::handshake::{self, InitializeFailure};
 use crate::server_requests::Negotiated;
-use crate::session::{Ids, envelope, supported_versions};
+use crate::session::{Ids, envelope};
 use crate::trace;
 use crate::verdict::{Reached, Verdict};
 
@@ -192,22 +194,26 @@ impl Connecting<'_> {
                 TransportError::Rpc { code, data, .. }
                     if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION =>
                 {
-                    let supported = supported_versions(data.as_ref());
-                    if let Some(v) = self.config.best_shared(Era::Modern, &supported) {
-                        // Once, even with the revision just sent: the server
-                        // lists it, so the refusal may not hold again.
-                        if !retried {
+                    let rejection =
+                        VersionRejection::read(data.as_ref(), &self.config.versions, !retried);
+                    let supported = rejection.supported;
+                    match rejection.next {
+                        VersionRetry::Retry(v) => {
                             version = v;
                             retried = true;
                             continue;
                         }
-                    } else if !supported.is_empty()
-                        && (supported.iter().all(|v| v.era() == Era::Legacy)
-                            || self.config.best_shared(Era::Legacy, &supported).is_some())
-                    {
-                        // Modern revisions the client does not know beside a
-                        // legacy one it does: speak legacy.
-                        return Ok(Probe::Legacy(Reached::LegacyByVersionList));
+                        VersionRetry::NoRetry(_) => {}
+                        VersionRetry::NoneShared => {
+                            if !supported.is_empty()
+                                && (supported.iter().all(|v| v.era() == Era::Legacy)
+                                    || self.config.best_shared(Era::Legacy, &supported).is_some())
+                            {
+                                // Modern revisions the client does not know
+                                // beside a legacy one it does: speak legacy.
+                                return Ok(Probe::Legacy(Reached::LegacyByVersionList));
+                            }
+                        }
                     }
                     return Err(self.negotiation(Era::Modern, supported));
                 }
@@ -328,40 +334,55 @@ impl Connecting<'_> {
             let options = RequestOptions::new().timeout(self.config.request_timeout);
             match trace::send(&*transport, request, options, &version).await {
                 Ok(value) => {
-                    let discover: DiscoverResult = serde_json::from_value(value).map_err(|e| {
-                        not_modern(format!(
-                            "its server/discover answer is no DiscoverResult: {e}"
-                        ))
-                    })?;
+                    let mut discover: DiscoverResult =
+                        serde_json::from_value(value).map_err(|e| {
+                            not_modern(format!(
+                                "its server/discover answer is no DiscoverResult: {e}"
+                            ))
+                        })?;
                     if !discover.supported_versions.contains(&version) {
-                        match self
-                            .config
-                            .best_shared(Era::Modern, &discover.supported_versions)
-                        {
-                            Some(v) if !retried => {
+                        let supported = std::mem::take(&mut discover.supported_versions);
+                        let rejection =
+                            VersionRejection::decide(supported, &self.config.versions, !retried);
+                        match rejection.next {
+                            VersionRetry::Retry(v) => {
                                 version = v;
                                 retried = true;
                                 continue;
                             }
-                            _ => {
-                                return Err(
-                                    self.negotiation(Era::Modern, discover.supported_versions)
-                                );
+                            VersionRetry::NoRetry(_) | VersionRetry::NoneShared => {
+                                return Err(self.negotiation(Era::Modern, rejection.supported));
                             }
                         }
                     }
                     return Ok(self.established_modern(transport, discover, version, reached));
                 }
-                Err(TransportError::Rpc { code, data, .. })
-                    if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && !retried =>
-                {
-                    let supported = supported_versions(data.as_ref());
-                    match self.config.best_shared(Era::Modern, &supported) {
-                        Some(v) => {
+                Err(TransportError::Rpc {
+                    code,
+                    message,
+                    data,
+                }) if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
+                    let rejection =
+                        VersionRejection::read(data.as_ref(), &self.config.versions, !retried);
+                    match rejection.next {
+                        VersionRetry::Retry(v) => {
                             version = v;
                             retried = true;
                         }
-                        None => return Err(self.negotiation(Era::Modern, supported)),
+                        VersionRetry::NoneShared if !retried => {
+                            return Err(self.negotiation(Era::Modern, rejection.supported));
+                        }
+                        // The one retry is spent: the server's refusal stands.
+                        VersionRetry::NoRetry(_) | VersionRetry::NoneShared => {
+                            let rejected = TransportError::Rpc {
+                                code,
+                                message,
+                                data,
+                            };
+                            return Err(
+                                ClientError::from(rejected).with_method(methods::SERVER_DISCOVER)
+                            );
+                        }
                     }
                 }
                 Err(TransportError::Rpc { code, message, .. })
@@ -404,34 +425,19 @@ impl Connecting<'_> {
         };
         let mut countered = false;
         loop {
-            let params = InitializeRequestParams::new(
-                offer.clone(),
-                self.config.capabilities(&offer),
-                self.config.client_info.clone(),
-            );
-            let params = serde_json::to_value(params).ok();
-            let request = Request::new(self.ids.next(), methods::INITIALIZE, params);
-            // `initialize` is never cancelled on the wire.
-            let options = RequestOptions::new()
-                .timeout(self.config.request_timeout.max(self.config.probe_timeout))
-                .no_wire_cancel();
-            let failure = match trace::send(&*transport, request, options, &offer).await {
-                Ok(value) => {
-                    let result: InitializeResult = serde_json::from_value(value).map_err(|e| {
-                        ClientError::invalid(format!("not an InitializeResult: {e}"))
-                            .with_method(methods::INITIALIZE)
-                    })?;
-                    if !offered.contains(&result.protocol_version) {
-                        // The spec says to disconnect; nothing more is sent.
-                        transport.close().await;
-                        return Err(self.negotiation(Era::Legacy, vec![result.protocol_version]));
-                    }
+            let exchange = handshake::initialize(
+                &*transport,
+                self.config,
+                self.ids.next(),
+                &offer,
+                &offered,
+                |result| {
                     self.negotiated.set(result.protocol_version.clone());
-                    transport
-                        .notify(Notification::new(methods::NOTIFICATION_INITIALIZED, None))
-                        .map_err(|e| {
-                            ClientError::from(e).with_method(methods::NOTIFICATION_INITIALIZED)
-                        })?;
+                    result
+                },
+            );
+            let failure = match exchange.await {
+                Ok(result) => {
                     return Ok(Established {
                         transport,
                         discover: None,
@@ -447,20 +453,28 @@ impl Connecting<'_> {
                         },
                     });
                 }
-                Err(e) => e,
+                Err(InitializeFailure::Refused(e)) => e,
+                Err(InitializeFailure::Revision(v)) => {
+                    return Err(self.negotiation(Era::Legacy, vec![v]));
+                }
+                Err(InitializeFailure::Failed(e)) => return Err(e),
             };
             match failure {
                 TransportError::Rpc { code, data, .. }
                     if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && may_switch =>
                 {
-                    let supported = supported_versions(data.as_ref());
-                    return match self.config.best_shared(Era::Modern, &supported) {
-                        Some(v) => {
+                    // The switch is the one retry: `modern` is entered once.
+                    let rejection =
+                        VersionRejection::read(data.as_ref(), &self.config.versions, true);
+                    return match rejection.next {
+                        VersionRetry::Retry(v) => {
                             tracing::info!(version = %v, "initialize was rejected with -32022: the server is modern");
                             self.modern(transport, v, Reached::ModernAfterInitializeRejected)
                                 .await
                         }
-                        None => Err(self.negotiation(Era::Legacy, supported)),
+                        VersionRetry::NoRetry(_) | VersionRetry::NoneShared => {
+                            Err(self.negotiation(Era::Legacy, rejection.supported))
+                        }
                     };
                 }
                 // 2024-11-05 rejects an unsupported version with -32602 and

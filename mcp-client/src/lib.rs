@@ -63,6 +63,7 @@ mod error;
 pub mod events;
 mod gating;
 pub mod handlers;
+mod handshake;
 pub mod host;
 mod kept_params;
 mod meta_cache;

@@ -10,12 +10,13 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
-use mcp_protocol::types::{InitializeRequestParams, InitializeResult, Tool};
-use mcp_protocol::{Notification, Request, methods};
+use mcp_protocol::types::Tool;
+use mcp_protocol::{Request, methods};
 use mcp_transport::RequestOptions;
 use serde_json::{Value, json};
 
 use crate::error::{ClientError, Result};
+use crate::handshake::{self, InitializeFailure};
 use crate::session::Session;
 
 /// What the client remembers so that it can recover a connection.
@@ -130,45 +131,36 @@ impl Session {
     async fn handshake_again(&self) -> Result<()> {
         let version = self.version();
         tracing::info!(%version, "the server's session expired; initializing a new one");
-        let params = InitializeRequestParams::new(
-            version.clone(),
-            self.config.capabilities(&version),
-            self.config.client_info.clone(),
-        );
-        let request = Request::new(
+        let transport = self.transport();
+        let exchange = handshake::initialize(
+            &*transport,
+            &self.config,
             self.ids.next(),
-            methods::INITIALIZE,
-            serde_json::to_value(params).ok(),
+            &version,
+            std::slice::from_ref(&version),
+            |result| {
+                self.update_verdict(|v| {
+                    v.capabilities = result.capabilities;
+                    v.server_info = Some(result.server_info);
+                    v.instructions = result.instructions;
+                });
+            },
         );
-        let options = RequestOptions::new()
-            .timeout(self.config.request_timeout.max(self.config.probe_timeout))
-            .no_wire_cancel();
-        let fail = |e: ClientError| e.with_method(methods::INITIALIZE);
-        let value = crate::trace::send(&*self.transport(), request, options, &version)
-            .await
-            .map_err(|e| fail(e.into()))?;
-        let result: InitializeResult = serde_json::from_value(value).map_err(|e| {
-            fail(ClientError::invalid(format!(
-                "not an InitializeResult: {e}"
-            )))
-        })?;
-        if result.protocol_version != version {
+        match exchange.await {
+            Ok(()) => {}
+            Err(InitializeFailure::Refused(e)) => {
+                return Err(ClientError::from(e).with_method(methods::INITIALIZE));
+            }
             // A different revision now would change what every later
             // message means; the connection is not silently switched.
-            self.transport().close().await;
-            return Err(fail(ClientError::invalid(format!(
-                "the new session answered revision {} instead of {version}",
-                result.protocol_version
-            ))));
+            Err(InitializeFailure::Revision(other)) => {
+                return Err(ClientError::invalid(format!(
+                    "the new session answered revision {other} instead of {version}"
+                ))
+                .with_method(methods::INITIALIZE));
+            }
+            Err(InitializeFailure::Failed(e)) => return Err(e),
         }
-        self.update_verdict(|v| {
-            v.capabilities = result.capabilities;
-            v.server_info = Some(result.server_info);
-            v.instructions = result.instructions;
-        });
-        self.transport()
-            .notify(Notification::new(methods::NOTIFICATION_INITIALIZED, None))
-            .map_err(|e| ClientError::from(e).with_method(methods::NOTIFICATION_INITIALIZED))?;
         self.cache.clear();
         self.reapply().await;
         Ok(())

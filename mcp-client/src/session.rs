@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 use mcp_protocol::error_codes;
 use mcp_protocol::meta::{self, RequestMetaBuilder};
 use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams};
+use mcp_protocol::version::{VersionRejection, VersionRetry};
 use mcp_protocol::{Era, Notification, ProtocolVersion, Request, RequestId, methods};
 use mcp_transport::{Listener, RequestOptions, SharedMeta, Tap, Transport, TransportError};
 use serde_json::{Map, Value};
@@ -374,48 +375,40 @@ impl Session {
                     message,
                     data,
                 }) if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION
-                    && version.era() == Era::Modern
-                    && !version_retry =>
+                    && version.era() == Era::Modern =>
                 {
-                    // The server went back on a revision it had accepted.
-                    // No copy of the params was kept (they may be large):
-                    // the next call uses a revision it lists.
-                    let supported = supported_versions(data.as_ref());
-                    if let Some(v) = self.config.best_shared(Era::Modern, &supported) {
-                        self.update_verdict(|verdict| verdict.version = v);
-                    }
-                    return Err(self.fail(
-                        method,
-                        TransportError::Rpc {
-                            code,
-                            message,
-                            data,
-                        },
-                    ));
-                }
-                Err(TransportError::Rpc { code, data, .. })
-                    if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION
-                        && version.era() == Era::Modern =>
-                {
-                    let supported = supported_versions(data.as_ref());
-                    // Retried once, even with the revision just sent: a
-                    // server may list it after all (a transient refusal).
-                    match self.config.best_shared(Era::Modern, &supported) {
-                        Some(v) => {
+                    let rejection =
+                        VersionRejection::read(data.as_ref(), &self.config.versions, version_retry);
+                    let rejected = TransportError::Rpc {
+                        code,
+                        message,
+                        data,
+                    };
+                    match rejection.next {
+                        VersionRetry::Retry(v) => {
                             tracing::info!(from = %version, to = %v, "the server rejected the protocol revision; retrying with one it supports");
                             self.update_verdict(|verdict| verdict.version = v.clone());
                             version = v;
                             retried = true;
                         }
-                        _ => {
+                        VersionRetry::NoRetry(v) => {
+                            // The server went back on a revision it had
+                            // accepted, and no copy of the params was kept
+                            // (they may be large): the next call uses a
+                            // revision it lists.
+                            self.update_verdict(|verdict| verdict.version = v);
+                            return Err(self.fail(method, rejected));
+                        }
+                        VersionRetry::NoneShared if version_retry => {
                             return Err(self.fail(
                                 method,
                                 ErrorKind::Negotiation {
                                     client: self.config.offered(Era::Modern),
-                                    server: supported,
+                                    server: rejection.supported,
                                 },
                             ));
                         }
+                        VersionRetry::NoneShared => return Err(self.fail(method, rejected)),
                     }
                 }
                 Err(TransportError::SessionExpired { .. })
@@ -662,19 +655,6 @@ pub(crate) fn smaller_than(value: Option<&Value>, limit: usize) -> bool {
     }
     let mut budget = limit;
     value.is_none_or(|v| walk(v, &mut budget))
-}
-
-/// Reads `data.supported` of a `-32022` error.
-pub(crate) fn supported_versions(data: Option<&Value>) -> Vec<ProtocolVersion> {
-    data.and_then(|d| d.get("supported"))
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(ProtocolVersion::new)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 struct InFlight<'a>(&'a AtomicUsize);

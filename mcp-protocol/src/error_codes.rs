@@ -63,6 +63,33 @@ pub fn is_modern_only(code: i64) -> bool {
     )
 }
 
+/// The `supported` revisions of a version rejection's `data` (a `-32022`
+/// error, or the `-32602` with which 2024-11-05 servers reject a version),
+/// read leniently: entries that are not strings are skipped, and data of
+/// another shape gives an empty list.
+///
+/// ```
+/// use mcp_protocol::ProtocolVersion;
+/// use mcp_protocol::error_codes::supported_versions;
+/// use serde_json::json;
+///
+/// let data = json!({"supported": ["2026-07-28", 5], "requested": "1900-01-01"});
+/// assert_eq!(supported_versions(Some(&data)), [ProtocolVersion::V2026_07_28]);
+/// assert!(supported_versions(Some(&json!({"supported": 3}))).is_empty());
+/// assert!(supported_versions(None).is_empty());
+/// ```
+pub fn supported_versions(data: Option<&Value>) -> Vec<ProtocolVersion> {
+    data.and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(ProtocolVersion::new)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn data_of<T: serde::de::DeserializeOwned>(error: &ErrorObject, code: i64) -> Option<T> {
     if error.code != code {
         return None;

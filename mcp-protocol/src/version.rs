@@ -157,9 +157,275 @@ impl<'de> Deserialize<'de> for ProtocolVersion {
     }
 }
 
+/// The newest of the client's `offered` revisions (newest first) of `era`
+/// that the server's list holds too.
+///
+/// ```
+/// use mcp_protocol::{Era, ProtocolVersion, version::best_shared};
+///
+/// let offered = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+/// let server = [ProtocolVersion::V2025_06_18, ProtocolVersion::V2025_11_25];
+/// assert_eq!(best_shared(&offered, Era::Legacy, &server), Some(ProtocolVersion::V2025_11_25));
+/// assert_eq!(best_shared(&offered, Era::Modern, &server), None);
+/// ```
+pub fn best_shared(
+    offered: &[ProtocolVersion],
+    era: Era,
+    server: &[ProtocolVersion],
+) -> Option<ProtocolVersion> {
+    offered
+        .iter()
+        .find(|v| v.era() == era && server.contains(v))
+        .cloned()
+}
+
+/// What a client does with a request the server answered with
+/// [`UNSUPPORTED_PROTOCOL_VERSION`](crate::error_codes::UNSUPPORTED_PROTOCOL_VERSION)
+/// (`-32022`): the one decision behind every place that meets it.
+///
+/// | the server's `supported` list | a retry is left | decision |
+/// |---|---|---|
+/// | holds a modern revision the client offers | yes | [`Retry`](VersionRetry::Retry) with the client's newest such one, even the one just sent (the server lists it, so its refusal may not hold again) |
+/// | holds a modern revision the client offers | no | [`NoRetry`](VersionRetry::NoRetry): not sent again, so a server that keeps refusing makes no loop; the revision is for later requests |
+/// | holds no modern revision the client offers (only newer or unknown ones, only legacy ones, or none) | either | [`NoneShared`](VersionRetry::NoneShared) |
+/// | is missing or malformed | either | [`NoneShared`](VersionRetry::NoneShared), with an empty list |
+///
+/// What follows a decision (a negotiation error, a fall back to legacy, the
+/// server's error as it is) is the caller's: it depends on where the
+/// request was made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionRejection {
+    /// The revisions the server lists, as read from the error's `data`
+    /// (see [`supported_versions`](crate::error_codes::supported_versions)).
+    pub supported: Vec<ProtocolVersion>,
+    /// What to do.
+    pub next: VersionRetry,
+}
+
+/// The decision of a [`VersionRejection`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VersionRetry {
+    /// Send the request again, once, with this revision: the newest modern
+    /// one both sides know.
+    Retry(ProtocolVersion),
+    /// Both sides know this modern revision, but no retry is left: the
+    /// request is not sent again.
+    NoRetry(ProtocolVersion),
+    /// The server lists no modern revision the client offers.
+    NoneShared,
+}
+
+impl VersionRejection {
+    /// Decides from a `-32022` error's `data`, the client's `offered`
+    /// revisions (newest first, of any era) and whether the request may
+    /// still be retried (`retry_left`: no retry made yet, and the request
+    /// can be sent again). Pure: no I/O, no state.
+    ///
+    /// ```
+    /// use mcp_protocol::ProtocolVersion;
+    /// use mcp_protocol::version::{VersionRejection, VersionRetry};
+    /// use serde_json::json;
+    ///
+    /// let offered = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+    /// let data = json!({"supported": ["2026-07-28"], "requested": "2026-07-28"});
+    /// let first = VersionRejection::read(Some(&data), &offered, true);
+    /// assert_eq!(first.next, VersionRetry::Retry(ProtocolVersion::V2026_07_28));
+    /// let again = VersionRejection::read(Some(&data), &offered, false);
+    /// assert_eq!(again.next, VersionRetry::NoRetry(ProtocolVersion::V2026_07_28));
+    /// ```
+    pub fn read(
+        data: Option<&serde_json::Value>,
+        offered: &[ProtocolVersion],
+        retry_left: bool,
+    ) -> Self {
+        Self::decide(
+            crate::error_codes::supported_versions(data),
+            offered,
+            retry_left,
+        )
+    }
+
+    /// [`read`](Self::read), from the server's list already read (a
+    /// `DiscoverResult`'s `supportedVersions` that lacks the revision the
+    /// request was sent in, for instance).
+    pub fn decide(
+        supported: Vec<ProtocolVersion>,
+        offered: &[ProtocolVersion],
+        retry_left: bool,
+    ) -> Self {
+        let next = match best_shared(offered, Era::Modern, &supported) {
+            Some(v) if retry_left => VersionRetry::Retry(v),
+            Some(v) => VersionRetry::NoRetry(v),
+            None => VersionRetry::NoneShared,
+        };
+        VersionRejection { supported, next }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The client of most rows: a modern revision newer than the library's,
+    /// the library's modern one, and the newest legacy one.
+    fn offered() -> Vec<ProtocolVersion> {
+        vec![
+            ProtocolVersion::new("2026-12-01"),
+            ProtocolVersion::V2026_07_28,
+            ProtocolVersion::V2025_11_25,
+        ]
+    }
+
+    fn decide(data: serde_json::Value, retry_left: bool) -> VersionRejection {
+        VersionRejection::read(Some(&data), &offered(), retry_left)
+    }
+
+    #[test]
+    fn rejection_server_lists_only_a_newer_revision() {
+        let r = decide(serde_json::json!({"supported": ["2027-06-01"]}), true);
+        assert_eq!(r.next, VersionRetry::NoneShared);
+        assert_eq!(r.supported, [ProtocolVersion::new("2027-06-01")]);
+    }
+
+    #[test]
+    fn rejection_several_shared_the_clients_newest_chosen() {
+        // The server's order does not matter: the client's does.
+        let r = decide(
+            serde_json::json!({"supported": ["2026-07-28", "2026-12-01", "2025-11-25"]}),
+            true,
+        );
+        assert_eq!(
+            r.next,
+            VersionRetry::Retry(ProtocolVersion::new("2026-12-01"))
+        );
+        assert_eq!(r.supported.len(), 3);
+    }
+
+    #[test]
+    fn rejection_one_shared_among_unknown_ones() {
+        let r = decide(
+            serde_json::json!({"supported": ["2027-06-01", "2026-07-28"]}),
+            true,
+        );
+        assert_eq!(r.next, VersionRetry::Retry(ProtocolVersion::V2026_07_28));
+    }
+
+    #[test]
+    fn rejection_only_a_legacy_revision_shared() {
+        // The decision is about modern revisions: a legacy one shared is
+        // for the caller to weigh (the probe falls back to legacy on it).
+        let r = decide(
+            serde_json::json!({"supported": ["2025-11-25", "2024-11-05"]}),
+            true,
+        );
+        assert_eq!(r.next, VersionRetry::NoneShared);
+        assert_eq!(r.supported[0], ProtocolVersion::V2025_11_25);
+    }
+
+    #[test]
+    fn rejection_none_shared() {
+        let r = decide(serde_json::json!({"supported": ["2024-11-05"]}), true);
+        assert_eq!(r.next, VersionRetry::NoneShared);
+        let r = decide(serde_json::json!({"supported": []}), true);
+        assert_eq!(r.next, VersionRetry::NoneShared);
+        assert!(r.supported.is_empty());
+    }
+
+    #[test]
+    fn rejection_malformed_or_missing_data() {
+        for data in [
+            serde_json::json!({"supported": 3}),
+            serde_json::json!({"supported": "2026-07-28"}),
+            serde_json::json!({"requested": "2026-07-28"}),
+            serde_json::json!(["2026-07-28"]),
+            serde_json::Value::Null,
+        ] {
+            let r = decide(data.clone(), true);
+            assert_eq!(r.next, VersionRetry::NoneShared, "{data}");
+            assert!(r.supported.is_empty(), "{data}");
+        }
+        let r = VersionRejection::read(None, &offered(), true);
+        assert_eq!(r.next, VersionRetry::NoneShared);
+        assert!(r.supported.is_empty());
+        // Entries that are no strings are skipped, the others kept.
+        let r = decide(
+            serde_json::json!({"supported": [7, null, "2026-07-28"]}),
+            true,
+        );
+        assert_eq!(r.next, VersionRetry::Retry(ProtocolVersion::V2026_07_28));
+        assert_eq!(r.supported, [ProtocolVersion::V2026_07_28]);
+    }
+
+    #[test]
+    fn rejection_the_version_just_tried_is_retried_once_then_not_again() {
+        // The server refuses 2026-07-28 yet lists it: one retry with it...
+        let data = serde_json::json!({"supported": ["2026-07-28"], "requested": "2026-07-28"});
+        let first = decide(data.clone(), true);
+        assert_eq!(
+            first.next,
+            VersionRetry::Retry(ProtocolVersion::V2026_07_28)
+        );
+        // ...and the same answer to the retry ends there: no loop.
+        let second = decide(data, false);
+        assert_eq!(
+            second.next,
+            VersionRetry::NoRetry(ProtocolVersion::V2026_07_28)
+        );
+    }
+
+    #[test]
+    fn rejection_no_retry_left_still_names_the_shared_revision() {
+        let r = decide(serde_json::json!({"supported": ["2026-12-01"]}), false);
+        assert_eq!(
+            r.next,
+            VersionRetry::NoRetry(ProtocolVersion::new("2026-12-01"))
+        );
+    }
+
+    #[test]
+    fn rejection_no_retry_left_and_none_shared() {
+        let r = decide(serde_json::json!({"supported": ["2027-06-01"]}), false);
+        assert_eq!(r.next, VersionRetry::NoneShared);
+    }
+
+    #[test]
+    fn rejection_client_offering_no_modern_revision() {
+        let offered = [ProtocolVersion::V2025_11_25];
+        let data = serde_json::json!({"supported": ["2026-07-28", "2025-11-25"]});
+        let r = VersionRejection::read(Some(&data), &offered, true);
+        assert_eq!(r.next, VersionRetry::NoneShared);
+    }
+
+    #[test]
+    fn rejection_decided_from_a_list_already_read() {
+        // A `DiscoverResult` lacking the revision sent: the same table.
+        let supported = vec![ProtocolVersion::V2026_07_28];
+        let r = VersionRejection::decide(supported.clone(), &offered(), true);
+        assert_eq!(r.next, VersionRetry::Retry(ProtocolVersion::V2026_07_28));
+        assert_eq!(r.supported, supported);
+        let r = VersionRejection::decide(supported, &offered(), false);
+        assert_eq!(r.next, VersionRetry::NoRetry(ProtocolVersion::V2026_07_28));
+    }
+
+    #[test]
+    fn best_shared_by_era_in_the_clients_order() {
+        let offered = offered();
+        let server = [
+            ProtocolVersion::V2024_11_05,
+            ProtocolVersion::V2025_11_25,
+            ProtocolVersion::V2026_07_28,
+        ];
+        assert_eq!(
+            best_shared(&offered, Era::Modern, &server),
+            Some(ProtocolVersion::V2026_07_28)
+        );
+        assert_eq!(
+            best_shared(&offered, Era::Legacy, &server),
+            Some(ProtocolVersion::V2025_11_25)
+        );
+        assert_eq!(best_shared(&offered, Era::Legacy, &server[..1]), None);
+        assert_eq!(best_shared(&[], Era::Modern, &server), None);
+    }
 
     #[test]
     fn ordered_with_eras() {
