@@ -194,6 +194,7 @@ pub fn best_shared(
 /// server's error as it is) is the caller's: it depends on where the
 /// request was made.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct VersionRejection {
     /// The revisions the server lists, as read from the error's `data`
     /// (see [`supported_versions`](crate::error_codes::supported_versions)).
@@ -203,6 +204,7 @@ pub struct VersionRejection {
 }
 
 /// The decision of a [`VersionRejection`].
+// Not `non_exhaustive`: a new decision must reach every caller's `match`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VersionRetry {
     /// Send the request again, once, with this revision: the newest modern
