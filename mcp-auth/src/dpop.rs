@@ -15,7 +15,7 @@ use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
 
 use crate::AuthError;
-use crate::fetch::origin;
+use crate::origin::origin;
 use crate::secret::Secret;
 
 /// The response header a server gives a nonce in (RFC 9449 §8, §9).

@@ -5,10 +5,8 @@
 //! authorization server with the JWT-bearer grant (RFC 7523). No browser,
 //! no consent screen: the IdP's policy decides.
 
-use crate::builder::OAuthProviderBuilder;
 use crate::client::{AuthMethod, Registration};
-use crate::grants::AssertionGrant;
-use crate::{JwtSource, PreRegistered, Secret};
+use crate::{JwtSource, Secret};
 
 /// The enterprise identity provider, as the client knows it: its token
 /// endpoint, the client's credentials there, and where the person's ID
@@ -89,49 +87,5 @@ impl EnterpriseIdp {
             private_key: None,
             method: self.auth_method.clone(),
         }
-    }
-}
-
-impl OAuthProviderBuilder {
-    /// Uses enterprise-managed authorization (SEP-990) instead of the
-    /// authorization code flow: at each authorization the provider asks
-    /// `idp` for the person's ID token, exchanges it at the IdP's token
-    /// endpoint for an ID-JAG (RFC 8693: `requested_token_type` the
-    /// ID-JAG type, `audience` the MCP server's authorization server,
-    /// `resource` the MCP server), then presents the ID-JAG with the
-    /// JWT-bearer grant (RFC 7523) at that authorization server,
-    /// authenticated with `credentials` (the client's registration there).
-    ///
-    /// A token a server refused (the ID token, for the scopes asked) is
-    /// not presented again: the next authorization fails at once until the
-    /// source hands over a new one. The provider never falls back to
-    /// another grant.
-    ///
-    /// ```no_run
-    /// use std::sync::Arc;
-    /// use mcp_auth::{EnterpriseIdp, JwtSource, OAuthProvider, PreRegistered};
-    /// use mcp_transport_http::HttpTransportBuilder;
-    ///
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let url = "https://mcp.example.com/mcp";
-    /// let transport = HttpTransportBuilder::new(url);
-    /// let idp = EnterpriseIdp::new(
-    ///     "https://idp.example.com/oauth2/v1/token",
-    ///     "client-at-the-idp",
-    ///     JwtSource::file("/run/user/1000/sso/id_token"),
-    /// )
-    /// .client_secret("secret-at-the-idp");
-    /// let oauth = OAuthProvider::builder(url)
-    ///     .enterprise_managed(idp, PreRegistered::new("client-at-the-mcp-as", Some("secret".into())))
-    ///     .build(transport.http_service()?)?;
-    /// let transport = transport.header_provider(Arc::new(oauth));
-    /// # let _ = transport;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn enterprise_managed(mut self, idp: EnterpriseIdp, credentials: PreRegistered) -> Self {
-        self.pre_registered = Some(credentials);
-        self.assertion = Some(AssertionGrant::enterprise(idp));
-        self
     }
 }

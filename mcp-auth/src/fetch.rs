@@ -231,12 +231,6 @@ pub(crate) fn is_loopback(url: &url::Url) -> bool {
     }
 }
 
-/// `scheme://host[:port]` of a URL, as the transport compares origins.
-pub(crate) fn origin(url: &str) -> Option<String> {
-    let parsed = url::Url::parse(url).ok()?;
-    Some(parsed.origin().ascii_serialization())
-}
-
 /// An HTTP failure as `oauth2` sees it.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]

@@ -89,6 +89,7 @@
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 mod builder;
+mod error;
 mod proxy;
 mod record;
 mod service;
@@ -101,11 +102,12 @@ pub use builder::{
     DEFAULT_MAX_REDIRECTS, DEFAULT_NOTIFICATION_TIMEOUT, DEFAULT_TCP_KEEPALIVE,
     HttpTransportBuilder,
 };
+pub use error::BoxError;
 /// The `http` crate, whose header types the builder takes.
 pub use http;
 pub use proxy::ProxyConfig;
 pub use record::RecordingHeaders;
-pub use service::{BoxError, HttpService, RequestBody, ResponseBody};
+pub use service::{HttpService, RequestBody, ResponseBody};
 pub use transport::{
     ACCEPT_BOTH, AuthChallenge, HeaderProvider, HttpTransport, METHOD_HEADER, NAME_HEADER,
     PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER,

@@ -15,7 +15,7 @@ use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use crate::service::BoxError;
+use crate::error::BoxError;
 
 /// Where proxies come from.
 #[derive(Clone, Debug, Default)]

@@ -14,8 +14,7 @@ use hyper_util::rt::TokioExecutor;
 use mcp_transport::TransportError;
 use tower::util::BoxCloneSyncService;
 
-/// The error type of an [`HttpService`]: any error, boxed.
-pub type BoxError = Box<dyn StdError + Send + Sync>;
+use crate::error::BoxError;
 
 /// The body of every request the transport sends: one whole JSON message
 /// (or nothing, for `DELETE`), in one data frame.

@@ -8,7 +8,8 @@ use bytes::Bytes;
 use http_body::{Body, Frame};
 use mcp_protocol::framing::PREFIX_LEN;
 
-use crate::service::{BoxError, ResponseBody};
+use crate::error::BoxError;
+use crate::service::ResponseBody;
 
 /// An event grew past the limit: its first bytes and the size seen.
 #[derive(Debug)]

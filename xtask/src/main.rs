@@ -7,6 +7,9 @@
 //!   the benchmarks (`bench --quick`), and at the end the interop suite,
 //!   then the conformance suite.
 //! - `cargo xtask deps`: only the dependency rules.
+//! - `cargo xtask modules`: no import circle among the files of
+//!   `mcp-auth` and `mcp-transport-http` (see [`modules`]); `test` runs it
+//!   next to the dependency rules.
 //! - `cargo xtask interop [-- RUNNER ARGS]`: installs pinned real servers
 //!   into `.cache/interop/` (only when missing; a second run needs no
 //!   network, which the task proves), then runs the library and the `mcp`
@@ -41,6 +44,7 @@ mod cli_http;
 mod cli_oauth;
 mod conformance;
 mod interop;
+mod modules;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
     let result = match task {
         "test" => test(),
         "deps" => deps(),
+        "modules" => modules::modules(),
         "interop" => interop::interop(&args[1..]),
         "interop-install" => interop::install_only(&args[1..]),
         "interop-cli-http" => cli_http::serve_and_check(&args[1..]),
@@ -66,7 +71,7 @@ fn main() -> ExitCode {
         "bench" => bench::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth and mcp-transport-http\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS
@@ -175,6 +180,7 @@ fn test() -> Result {
         &[],
     )?;
     deps()?;
+    modules::modules()?;
     run(
         "cargo",
         &["doc", "--workspace", "--no-deps", "--all-features"],

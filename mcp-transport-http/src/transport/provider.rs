@@ -4,7 +4,7 @@
 use futures::future::BoxFuture;
 use http::{HeaderMap, Method, StatusCode, Uri};
 
-use crate::service::BoxError;
+use crate::error::BoxError;
 
 /// Adds headers to every HTTP request the transport sends, each time it
 /// sends one (redirect hops and `DELETE` included): the seam for
