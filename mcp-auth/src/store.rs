@@ -167,8 +167,8 @@ impl TokenStore for MemoryStore {
 /// lets go, and this process's loads see it meanwhile. So no thread ever
 /// waits on a hold of its own process (a single-threaded runtime goes
 /// on), and a wait for another process's lock is bounded (15 s, then the
-/// change stays with this process for its next write, and a warning is
-/// logged).
+/// change is not written, and a warning is logged: kept for later, it
+/// could write over newer tokens the other process stored meanwhile).
 ///
 /// ```
 /// use mcp_auth::{FileStore, TokenStore};
@@ -356,9 +356,14 @@ impl FileStore {
                 Ok(file) => coordination.file = Some(file),
                 Err(e) => {
                     coordination.writing = false;
+                    // Not kept for a later write: by then another process
+                    // may have stored newer tokens (a rotated refresh
+                    // token), which an old change would write over. The
+                    // tokens stay in use in memory.
+                    let dropped = std::mem::take(&mut coordination.pending).len();
                     return Err(io::Error::new(
                         e.kind(),
-                        format!("{e}; the change is kept in this process for its next write"),
+                        format!("{e}; {dropped} change(s) of this process were not written"),
                     ));
                 }
             }

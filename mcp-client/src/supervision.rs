@@ -206,10 +206,48 @@ pub(crate) struct Supervisor {
 
 /// The next attempt's time, and whether it is the backoff's (which counts
 /// in the streak once the attempt goes out) or the server's `Retry-After`.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Planned {
     at: Instant,
     backoff: bool,
+}
+
+/// The next attempt's time, from the plan already made (by a restart
+/// dropped mid-wait), the time the server asked for if still ahead, and
+/// the backoff's delay (asked for only when a fresh backoff is planned):
+///
+/// | plan | the server asked for | next attempt |
+/// |---|---|---|
+/// | made | a time after it | the server's time |
+/// | made | nothing, or a time before it | the plan, unmoved |
+/// | none | a time | the server's time, at least the first delay from now (`Retry-After: 0` does not spin) |
+/// | none | nothing | the backoff's delay from now |
+///
+/// A plan moves only for a later time the server asked for, never because
+/// time passed, so restarts dropped with their calls one after another
+/// still reach the planned time.
+fn plan_next(
+    planned: Option<Planned>,
+    asked: Option<Instant>,
+    now: Instant,
+    initial_delay: Duration,
+    backoff_delay: impl FnOnce() -> Duration,
+) -> Planned {
+    match (planned, asked) {
+        (Some(plan), Some(asked)) if asked > plan.at => Planned {
+            at: asked,
+            backoff: false,
+        },
+        (Some(plan), _) => plan,
+        (None, Some(asked)) => Planned {
+            at: asked.max(now + initial_delay),
+            backoff: false,
+        },
+        (None, None) => Planned {
+            at: now + backoff_delay(),
+            backoff: true,
+        },
+    }
 }
 
 /// How long `close` waits for a restart under way to end by itself. It
@@ -257,38 +295,22 @@ impl Supervisor {
     }
 
     /// When attempt `attempt` of this run goes out: the time already
-    /// planned (by a restart dropped mid-wait), or the server's
-    /// `Retry-After` if later; else the backoff's next delay from now.
+    /// planned (by a restart dropped mid-wait), or the time the server
+    /// asked for (`Retry-After`) if later; else the backoff's next delay
+    /// from now. A plan moves only for a later time the server asked for,
+    /// never because time passed: restarts dropped with their calls one
+    /// after another still reach the planned time.
     fn next_attempt(&self, attempt: u32) -> Instant {
         let now = Instant::now();
-        let asked = self.asked_wait().map(|asked| {
-            // Not less than the first delay, so that `Retry-After: 0` does
-            // not spin.
-            now + asked.max(self.policy.initial_delay)
-        });
+        // The server's time, while still ahead (one passed asks nothing).
+        let asked = lock(&self.not_before).filter(|t| *t > now);
         let mut planned = lock(&self.planned);
-        let plan = match (*planned, asked) {
-            (Some(plan), Some(asked)) if asked > plan.at => Planned {
-                at: asked,
-                backoff: false,
-            },
-            (Some(plan), _) => plan,
-            // The server's own delay rather than the backoff's: it said
-            // when it will serve again.
-            (None, Some(asked)) => Planned {
-                at: asked,
-                backoff: false,
-            },
-            (None, None) => {
-                // Counted across restarts until a call succeeds (see
-                // `RestartPolicy`).
-                let nth = self.streak.load(Ordering::Relaxed) + 1;
-                Planned {
-                    at: now + self.policy.delay(nth, seed(attempt)),
-                    backoff: true,
-                }
-            }
-        };
+        let plan = plan_next(*planned, asked, now, self.policy.initial_delay, || {
+            // Counted across restarts until a call succeeds (see
+            // `RestartPolicy`).
+            let nth = self.streak.load(Ordering::Relaxed) + 1;
+            self.policy.delay(nth, seed(attempt))
+        });
         *planned = Some(plan);
         self.has_plan.store(true, Ordering::Release);
         plan.at
@@ -670,5 +692,64 @@ impl Connector for Opened {
             transport.close().await;
             Err(TransportError::Closed)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One test per row of `plan_next`'s table, and the case that made it
+    /// a table: restarts dropped one after another while the server's
+    /// `Retry-After` has passed leave the plan where it was.
+    #[test]
+    fn the_next_attempt_row_by_row() {
+        let now = Instant::now();
+        let s = Duration::from_secs;
+        let first = s(1);
+        let plan = |at, backoff| Planned { at, backoff };
+        let no_backoff = || -> Duration { panic!("no fresh backoff is planned here") };
+
+        // A plan, and the server asks for later: the server's time.
+        assert_eq!(
+            plan_next(
+                Some(plan(now + s(1), true)),
+                Some(now + s(5)),
+                now,
+                first,
+                no_backoff
+            ),
+            plan(now + s(5), false)
+        );
+        // A plan, and the server asks for earlier, or nothing: unmoved.
+        let made = plan(now + s(3), true);
+        assert_eq!(
+            plan_next(Some(made), Some(now + s(2)), now, first, no_backoff),
+            made
+        );
+        assert_eq!(plan_next(Some(made), None, now, first, no_backoff), made);
+        // No plan, the server asks: its time, not sooner than the first delay.
+        assert_eq!(
+            plan_next(None, Some(now + s(4)), now, first, no_backoff),
+            plan(now + s(4), false)
+        );
+        assert_eq!(
+            plan_next(None, Some(now), now, first, no_backoff),
+            plan(now + first, false)
+        );
+        // No plan, nothing asked: the backoff.
+        assert_eq!(
+            plan_next(None, None, now, first, || s(2)),
+            plan(now + s(2), true)
+        );
+        // Dropped restarts later on, the server's time passed (the caller
+        // passes no time then): the plan stays, however late they come.
+        let made = plan(now + s(2), false);
+        for later in [s(1), s(2), s(10)] {
+            assert_eq!(
+                plan_next(Some(made), None, now + later, first, no_backoff),
+                made
+            );
+        }
     }
 }

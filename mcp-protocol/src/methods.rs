@@ -180,7 +180,9 @@ macro_rules! notification_methods {
 
 request_methods! {
     /// `initialize` (legacy).
-    Initialize = INITIALIZE, InitializeRequestParams => InitializeResult, harmless = true;
+    /// Not harmless to send again: a second `initialize` on a session that
+    /// has one is refused, or opens a session left behind.
+    Initialize = INITIALIZE, InitializeRequestParams => InitializeResult;
     /// `ping` (legacy).
     Ping = PING, RequestParams => EmptyResult, harmless = true;
     /// `server/discover` (2026-07-28+).
@@ -243,6 +245,8 @@ request_methods! {
 /// assert!(resend_is_harmless(methods::TOOLS_LIST));
 /// assert!(!resend_is_harmless(methods::TOOLS_CALL));
 /// assert!(!resend_is_harmless("vendor/launch"));
+/// // A second `initialize` on a session is refused, or opens another.
+/// assert!(!resend_is_harmless(methods::INITIALIZE));
 /// ```
 pub fn resend_is_harmless(method: &str) -> bool {
     RESEND_TABLE
