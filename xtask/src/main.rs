@@ -10,6 +10,9 @@
 //! - `cargo xtask modules`: no import circle among the files of
 //!   `mcp-auth` and `mcp-transport-http` (see [`modules`]); `test` runs it
 //!   next to the dependency rules.
+//! - `cargo xtask sizes [-- --report]`: the longest functions and files of
+//!   the library crates, failing when too many functions are long (see
+//!   [`sizes`]).
 //! - `cargo xtask interop [-- RUNNER ARGS]`: installs pinned real servers
 //!   into `.cache/interop/` (only when missing; a second run needs no
 //!   network, which the task proves), then runs the library and the `mcp`
@@ -45,6 +48,7 @@ mod cli_oauth;
 mod conformance;
 mod interop;
 mod modules;
+mod sizes;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
         "test" => test(),
         "deps" => deps(),
         "modules" => modules::modules(),
+        "sizes" => sizes::sizes(&args[1..]),
         "interop" => interop::interop(&args[1..]),
         "interop-install" => interop::install_only(&args[1..]),
         "interop-cli-http" => cli_http::serve_and_check(&args[1..]),
@@ -71,7 +76,7 @@ fn main() -> ExitCode {
         "bench" => bench::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth and mcp-transport-http\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth and mcp-transport-http\n  sizes             the longest functions and files of the library crates (`-- --report`: never fail)\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS
@@ -181,6 +186,9 @@ fn test() -> Result {
     )?;
     deps()?;
     modules::modules()?;
+    // Reported, not yet enforced: the library still has more long
+    // functions than the limit allows.
+    sizes::sizes(&["--report".to_owned()])?;
     run(
         "cargo",
         &["doc", "--workspace", "--no-deps", "--all-features"],

@@ -108,7 +108,7 @@ pub(crate) fn modules() -> Result {
 }
 
 /// Every `.rs` file under `src`, by its path relative to `src` (`/`-separated).
-fn read_src(src: &Path) -> Result<BTreeMap<String, String>> {
+pub(crate) fn read_src(src: &Path) -> Result<BTreeMap<String, String>> {
     let mut files = BTreeMap::new();
     let mut dirs = vec![src.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -220,7 +220,7 @@ struct Reader<'a> {
     pending: &'a mut Vec<(Vec<String>, String, String)>,
 }
 
-fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+pub(crate) fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("cfg")
             && a.parse_args::<syn::Meta>()
