@@ -55,6 +55,7 @@
 mod api;
 mod builder;
 mod cache;
+mod call;
 mod client;
 mod config;
 mod connect;

@@ -4,15 +4,16 @@
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
-use mcp_protocol::error_codes;
 use mcp_protocol::meta::{self, RequestMetaBuilder};
 use mcp_protocol::types::{LoggingLevel, ProgressNotificationParams};
-use mcp_protocol::version::{VersionRejection, VersionRetry};
 use mcp_protocol::{Era, Notification, ProtocolVersion, Request, RequestId, methods};
 use mcp_transport::{Listener, RequestOptions, SharedMeta, Tap, Transport, TransportError};
 use serde_json::{Map, Value};
 
 use crate::cache::Cache;
+use crate::call::after_attempt::{
+    AfterRestart, Attempt, Next, Spent, Supervision, after_restart, decide,
+};
 use crate::config::Config;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::Events;
@@ -292,6 +293,9 @@ impl Session {
     /// itself (`kept`, equal to them): a retry is rebuilt from it, so no
     /// second copy is made here (a modern `tools/call` would otherwise
     /// copy its arguments twice per call).
+    ///
+    /// What follows each attempt is [`decide`]'s table; this loop only
+    /// carries it out.
     pub(crate) async fn send_kept(
         &self,
         method: &str,
@@ -299,15 +303,13 @@ impl Session {
         options: &CallOptions,
         kept: Option<&KeptParams>,
     ) -> Result<Value> {
-        // The copy made here, when the caller keeps none.
-        let mut own: Option<KeptParams> = None;
         let _in_flight = InFlight::enter(&self.in_flight);
-        let mut version = self.version();
-        let mut retried = false;
-        // Sessions expire and streams break only on transports that answer
-        // every request over a connection of their own (HTTP).
+        let mut attempts = Attempts {
+            version: self.version(),
+            spent: Spent::default(),
+            own: None,
+        };
         let recoverable = self.transport().answers_every_request();
-        let (mut renewed, mut resent, mut restarted) = (false, false, false);
         // Waiting for a supervised connection's restart takes from the
         // call's own time, however many restarts it waits for.
         let deadline =
@@ -315,190 +317,153 @@ impl Session {
         loop {
             if params.is_none() {
                 // A retry: the params went with the last attempt.
-                params = kept.or(own.as_ref()).map(KeptParams::value);
+                params = kept.or(attempts.own.as_ref()).map(KeptParams::value);
             }
             let generation = self
                 .until(deadline, self.ready())
                 .await
                 .map_err(|e| self.fail(method, e))?;
-            let id = self.ids.next();
-            let token = options.wants_progress().then(|| id.clone());
-            let level = self.log_level();
+            let era = attempts.version.era();
+            let confirmed = self.version_confirmed.load(Ordering::Relaxed);
+            let mut attempt = Attempt {
+                era,
+                spent: attempts.spent,
+                version_retry: Attempt::version_retry_left(era, attempts.spent, confirmed, || {
+                    smaller_than(params.as_ref(), COPY_FOR_RETRY_LIMIT)
+                }),
+                recoverable,
+                supervision: self.supervision(),
+                offered: &self.config.versions,
+            };
             // A copy of the params is kept only while a retry is still
             // possible; large arguments are not copied for nothing.
-            // Once the server has accepted the revision, a retry on
-            // `-32022` is kept ready only for params small enough to copy
-            // for nothing (a large call's arguments are not doubled).
-            let version_retry = version.era() == Era::Modern
-                && !retried
-                && (!self.version_confirmed.load(Ordering::Relaxed)
-                    || smaller_than(params.as_ref(), COPY_FOR_RETRY_LIMIT));
-            let may_retry = version_retry
-                || (recoverable && !(renewed && resent))
-                || (self.supervised() && !restarted);
-            if may_retry && kept.is_none() {
-                own = params.as_ref().map(KeptParams::of);
+            if attempt.may_retry() && kept.is_none() {
+                attempts.own = params.as_ref().map(KeptParams::of);
             }
-            let attempt = params.take();
-            let span = trace::request_span(method, &id, &version, attempt.as_ref());
-            trace::note_id_on_round(&id);
-            let extra = trace::extras_with_context(&span, attempt.as_ref(), &options.meta);
-            let transport = self.transport();
-            let attempt = envelope(
-                &self.config,
-                &version,
-                attempt,
-                &extra,
-                token,
-                level.as_ref(),
-                transport.takes_shared_meta(),
-            );
-            let request = Request::new(id, method, attempt.params);
-            let mut transport_options = self.transport_options(method, options);
-            transport_options.shared_meta = attempt.shared;
-            let progress = match &options.on_progress {
-                Some(callback) if method != methods::SUBSCRIPTIONS_LISTEN => {
-                    let (listener, stream) = Listener::bounded("progress", 64);
-                    transport_options = transport_options.listener(listener);
-                    Some((stream, callback.clone()))
-                }
-                _ => None,
-            };
-            let answer = transport.request(request, transport_options);
-            let outcome =
-                tracing::Instrument::instrument(with_progress(answer, progress), span.clone())
-                    .await;
-            trace::record_request(&span, &outcome);
-            match outcome {
-                Err(TransportError::Rpc {
-                    code,
-                    message,
-                    data,
-                }) if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION
-                    && version.era() == Era::Modern =>
-                {
-                    let rejection =
-                        VersionRejection::read(data.as_ref(), &self.config.versions, version_retry);
-                    let rejected = TransportError::Rpc {
-                        code,
-                        message,
-                        data,
-                    };
-                    match rejection.next {
-                        VersionRetry::Retry(v) => {
-                            tracing::info!(from = %version, to = %v, "the server rejected the protocol revision; retrying with one it supports");
-                            self.update_verdict(|verdict| verdict.version = v.clone());
-                            version = v;
-                            retried = true;
-                        }
-                        VersionRetry::NoRetry(v) => {
-                            // The server went back on a revision it had
-                            // accepted, and no copy of the params was kept
-                            // (they may be large): the next call uses a
-                            // revision it lists.
-                            self.update_verdict(|verdict| verdict.version = v);
-                            return Err(self.fail(method, rejected));
-                        }
-                        VersionRetry::NoneShared if version_retry => {
-                            return Err(self.fail(
-                                method,
-                                ErrorKind::Negotiation {
-                                    client: self.config.offered(Era::Modern),
-                                    server: rejection.supported,
-                                },
-                            ));
-                        }
-                        VersionRetry::NoneShared => return Err(self.fail(method, rejected)),
-                    }
-                }
-                Err(TransportError::SessionExpired { .. })
-                    if recoverable && !renewed && version.era() == Era::Legacy =>
-                {
-                    self.reinitialize(generation)
-                        .await
-                        .map_err(|e| self.fail(method, e))?;
-                    renewed = true;
-                }
-                Err(TransportError::StreamBroken {
-                    may_have_run,
-                    cause,
-                }) if recoverable && !resent => {
-                    let sent = kept.or(own.as_ref()).map(KeptParams::value);
-                    if may_have_run && !self.recovery.resend_is_harmless(method, sent.as_ref()) {
-                        return Err(self.fail(
-                            method,
-                            ErrorKind::MayHaveRun {
-                                cause: TransportError::StreamBroken {
-                                    may_have_run,
-                                    cause,
-                                },
-                            },
-                        ));
-                    }
-                    tracing::info!(method, %cause, "the answer was lost; sending the request again");
-                    resent = true;
-                }
-                Err(
-                    TransportError::ServerGone(_)
-                    | TransportError::Unreachable { .. }
-                    | TransportError::RetryLater { status: 503, .. },
-                ) if self.supervisor.is_some() && !self.supervised() => {
-                    // `close` came while the request was out: what would
-                    // have restarted the connection is its end.
-                    return Err(self.fail(method, TransportError::Closed));
-                }
-                Err(
-                    e @ (TransportError::ServerGone(_)
-                    | TransportError::Unreachable { .. }
-                    | TransportError::RetryLater { status: 503, .. }),
-                ) if self.supervised() && !restarted => {
-                    // A 503 is the server (or its gateway) saying it is not
-                    // serving now: connect again once it said it would. A
-                    // 429 is about this client's pace, which a new
-                    // connection does not change.
-                    let sent = kept.or(own.as_ref()).map(KeptParams::value);
-                    let harmless = self.recovery.resend_is_harmless(method, sent.as_ref());
-                    if let (TransportError::RetryLater { retry_after, .. }, Some(supervisor)) =
-                        (&e, &self.supervisor)
-                    {
-                        supervisor.asked_to_wait(*retry_after);
-                        if !harmless {
-                            // A gateway answers 503 after forwarding too:
-                            // the server may have run the request, which is
-                            // not sent again. The next call restarts the
-                            // connection, rather than this one waiting for
-                            // a restart it cannot use.
-                            supervisor.restart_later(generation, e.clone());
-                            return Err(self.fail(method, ErrorKind::MayHaveRun { cause: e }));
-                        }
-                    }
-                    self.until(deadline, self.restart(generation, &e))
-                        .await
-                        .map_err(|e| self.fail(method, e))?;
-                    if !self.supervised() {
-                        // Closed during the restart: nothing more goes out.
-                        return Err(self.fail(method, TransportError::Closed));
-                    }
-                    // Unreachable: the request did not run, so trying again
-                    // is always safe (the call's timeout bounds it). A 503
-                    // here is for a request harmless to send again. A
-                    // server that died with the request may have run it.
-                    let reached = matches!(e, TransportError::ServerGone(_));
-                    restarted = reached;
-                    if reached && !harmless {
-                        return Err(self.fail(method, ErrorKind::MayHaveRun { cause: e }));
-                    }
-                    tracing::info!(method, "sending the request again on the new connection");
-                }
-                Ok(value) => {
+            let outcome = self
+                .attempt_once(method, params.take(), options, &attempts.version)
+                .await;
+            attempt.supervision = self.supervision();
+            let sent = || kept.or(attempts.own.as_ref()).map(KeptParams::value);
+            let (next, spent) = decide(&attempt, outcome, || {
+                self.recovery.resend_is_harmless(method, sent().as_ref())
+            });
+            attempts.spent = spent;
+            match next {
+                Next::Done(value) => {
                     self.version_confirmed.store(true, Ordering::Relaxed);
                     if let Some(supervisor) = &self.supervisor {
                         supervisor.proven();
                     }
                     return Ok(value);
                 }
-                Err(e) => return Err(self.fail(method, e)),
+                Next::RetryWithVersion(v) => {
+                    tracing::info!(from = %attempts.version, to = %v, "the server rejected the protocol revision; retrying with one it supports");
+                    self.update_verdict(|verdict| verdict.version = v.clone());
+                    attempts.version = v;
+                }
+                Next::RenewSession => self
+                    .reinitialize(generation)
+                    .await
+                    .map_err(|e| self.fail(method, e))?,
+                Next::SendAgain { lost } => {
+                    tracing::info!(method, cause = %lost, "the answer was lost; sending the request again");
+                }
+                Next::Restart { cause, wait, then } => self
+                    .restart_then(method, generation, deadline, cause, wait, then)
+                    .await
+                    .map_err(|e| self.fail(method, e))?,
+                Next::RestartOnNextCall { cause, wait } => {
+                    if let Some(supervisor) = &self.supervisor {
+                        supervisor.asked_to_wait(wait);
+                        supervisor.restart_later(generation, cause.clone());
+                    }
+                    return Err(self.fail(method, ErrorKind::MayHaveRun { cause }));
+                }
+                Next::Fail(error) => return Err(self.fail(method, error)),
+                Next::FailUsingVersion { version, error } => {
+                    // The server went back on a revision it had accepted,
+                    // and no copy of the params was kept (they may be
+                    // large): the next call uses a revision it lists.
+                    self.update_verdict(|verdict| verdict.version = version);
+                    return Err(self.fail(method, error));
+                }
             }
+        }
+    }
+
+    /// One attempt: the request in the era's envelope, under a span of its
+    /// own, with its progress handed to the caller's callback.
+    async fn attempt_once(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+        version: &ProtocolVersion,
+    ) -> std::result::Result<Value, TransportError> {
+        let id = self.ids.next();
+        let token = options.wants_progress().then(|| id.clone());
+        let level = self.log_level();
+        let span = trace::request_span(method, &id, version, params.as_ref());
+        trace::note_id_on_round(&id);
+        let extra = trace::extras_with_context(&span, params.as_ref(), &options.meta);
+        let transport = self.transport();
+        let enveloped = envelope(
+            &self.config,
+            version,
+            params,
+            &extra,
+            token,
+            level.as_ref(),
+            transport.takes_shared_meta(),
+        );
+        let request = Request::new(id, method, enveloped.params);
+        let mut transport_options = self.transport_options(method, options);
+        transport_options.shared_meta = enveloped.shared;
+        let progress = match &options.on_progress {
+            Some(callback) if method != methods::SUBSCRIPTIONS_LISTEN => {
+                let (listener, stream) = Listener::bounded("progress", 64);
+                transport_options = transport_options.listener(listener);
+                Some((stream, callback.clone()))
+            }
+            _ => None,
+        };
+        let answer = transport.request(request, transport_options);
+        let outcome =
+            tracing::Instrument::instrument(with_progress(answer, progress), span.clone()).await;
+        trace::record_request(&span, &outcome);
+        outcome
+    }
+
+    /// Carries out a restart the table asked for: waits as the server
+    /// asked, restarts (within the call's time), then sends again or fails
+    /// as planned.
+    async fn restart_then(
+        &self,
+        method: &str,
+        generation: u64,
+        deadline: tokio::time::Instant,
+        cause: TransportError,
+        wait: Option<std::time::Duration>,
+        then: AfterRestart,
+    ) -> Result<()> {
+        if let Some(supervisor) = &self.supervisor {
+            supervisor.asked_to_wait(wait);
+        }
+        self.until(deadline, self.restart(generation, &cause))
+            .await?;
+        after_restart(self.supervised(), then, cause)?;
+        tracing::info!(method, "sending the request again on the new connection");
+        Ok(())
+    }
+
+    /// Whether the connection restarts when it ends, and whether `close`
+    /// stopped that.
+    fn supervision(&self) -> Supervision {
+        match &self.supervisor {
+            None => Supervision::Off,
+            Some(_) if self.supervised() => Supervision::On,
+            Some(_) => Supervision::Closed,
         }
     }
 
@@ -655,6 +620,15 @@ pub(crate) fn smaller_than(value: Option<&Value>, limit: usize) -> bool {
     }
     let mut budget = limit;
     value.is_none_or(|v| walk(v, &mut budget))
+}
+
+/// A request's attempts so far: the revision they go out with, the
+/// retries spent, and the copy of the params kept for a retry when the
+/// caller keeps none.
+struct Attempts {
+    version: ProtocolVersion,
+    spent: Spent,
+    own: Option<KeptParams>,
 }
 
 struct InFlight<'a>(&'a AtomicUsize);

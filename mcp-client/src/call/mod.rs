@@ -1,0 +1,3 @@
+//! A call, step by step.
+
+pub(crate) mod after_attempt;
