@@ -164,37 +164,10 @@ pub(crate) fn decide(
     let mut spent = attempt.spent;
     let next = match outcome {
         Ok(value) => Next::Done(value),
-        Err(TransportError::Rpc {
-            code,
-            message,
-            data,
-        }) if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && attempt.era == Era::Modern => {
-            let rejection =
-                VersionRejection::read(data.as_ref(), attempt.offered, attempt.version_retry);
-            let rejected = move || {
-                ClientError::from(TransportError::Rpc {
-                    code,
-                    message,
-                    data,
-                })
-            };
-            match rejection.next {
-                VersionRetry::Retry(version) => {
-                    spent.version_retry = true;
-                    Next::RetryWithVersion(version)
-                }
-                VersionRetry::NoRetry(version) => Next::FailUsingVersion {
-                    version,
-                    error: rejected(),
-                },
-                VersionRetry::NoneShared if attempt.version_retry => {
-                    Next::Fail(ClientError::new(ErrorKind::Negotiation {
-                        client: modern(attempt.offered),
-                        server: rejection.supported,
-                    }))
-                }
-                VersionRetry::NoneShared => Next::Fail(rejected()),
-            }
+        Err(rejected @ TransportError::Rpc { code, .. })
+            if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && attempt.era == Era::Modern =>
+        {
+            version_rejected(attempt, rejected, &mut spent)
         }
         Err(TransportError::SessionExpired { .. })
             if attempt.recoverable && !spent.renewal && attempt.era == Era::Legacy =>
@@ -236,6 +209,33 @@ pub(crate) fn decide(
         Err(e) => Next::Fail(ClientError::from(e)),
     };
     (next, spent)
+}
+
+/// The rows of a modern `-32022`, by what the server's list shares with
+/// the client's.
+fn version_rejected(attempt: &Attempt<'_>, rejected: TransportError, spent: &mut Spent) -> Next {
+    let data = match &rejected {
+        TransportError::Rpc { data, .. } => data.as_ref(),
+        _ => None,
+    };
+    let rejection = VersionRejection::read(data, attempt.offered, attempt.version_retry);
+    match rejection.next {
+        VersionRetry::Retry(version) => {
+            spent.version_retry = true;
+            Next::RetryWithVersion(version)
+        }
+        VersionRetry::NoRetry(version) => Next::FailUsingVersion {
+            version,
+            error: ClientError::from(rejected),
+        },
+        VersionRetry::NoneShared if attempt.version_retry => {
+            Next::Fail(ClientError::new(ErrorKind::Negotiation {
+                client: modern(attempt.offered),
+                server: rejection.supported,
+            }))
+        }
+        VersionRetry::NoneShared => Next::Fail(ClientError::from(rejected)),
+    }
 }
 
 /// The rows of a supervised connection that ended (the server gone or
@@ -400,7 +400,10 @@ mod tests {
             panic!("expected a failure that switches the revision, got {next:?}");
         };
         assert_eq!(version, ProtocolVersion::V2026_07_28);
-        assert_eq!(error.code(), Some(error_codes::UNSUPPORTED_PROTOCOL_VERSION));
+        assert_eq!(
+            error.code(),
+            Some(error_codes::UNSUPPORTED_PROTOCOL_VERSION)
+        );
         assert!(!spent.version_retry);
     }
 
@@ -432,23 +435,35 @@ mod tests {
         assert!(matches!(next, Next::RenewSession));
         assert!(spent.renewal);
         // Renewed once already, in modern, or over stdio: the last row.
-        let renewed = Attempt { spent, ..attempt(Era::Legacy) };
+        let renewed = Attempt {
+            spent,
+            ..attempt(Era::Legacy)
+        };
         let stdio = Attempt {
             recoverable: false,
             ..attempt(Era::Legacy)
         };
         for other in [renewed, attempt(Era::Modern), stdio] {
             let (next, _) = decide(&other, expired(), never);
-            assert!(matches!(kind(&next), ErrorKind::Transport(TransportError::SessionExpired { .. })));
+            assert!(matches!(
+                kind(&next),
+                ErrorKind::Transport(TransportError::SessionExpired { .. })
+            ));
         }
     }
 
     #[test]
     fn answer_lost_may_have_run() {
         let (next, spent) = decide(&attempt(Era::Legacy), lost(true), || false);
-        assert!(matches!(kind(&next), ErrorKind::MayHaveRun {
-            cause: TransportError::StreamBroken { may_have_run: true, .. }
-        }));
+        assert!(matches!(
+            kind(&next),
+            ErrorKind::MayHaveRun {
+                cause: TransportError::StreamBroken {
+                    may_have_run: true,
+                    ..
+                }
+            }
+        ));
         assert!(!spent.resend);
     }
 
@@ -461,14 +476,20 @@ mod tests {
         let (next, _) = decide(&attempt(Era::Modern), lost(false), never);
         assert!(matches!(next, Next::SendAgain { .. }));
         // Re-sent once already, or over stdio: the last row.
-        let resent = Attempt { spent, ..attempt(Era::Legacy) };
+        let resent = Attempt {
+            spent,
+            ..attempt(Era::Legacy)
+        };
         let stdio = Attempt {
             recoverable: false,
             ..attempt(Era::Legacy)
         };
         for other in [resent, stdio] {
             let (next, _) = decide(&other, lost(false), never);
-            assert!(matches!(kind(&next), ErrorKind::Transport(TransportError::StreamBroken { .. })));
+            assert!(matches!(
+                kind(&next),
+                ErrorKind::Transport(TransportError::StreamBroken { .. })
+            ));
         }
     }
 
@@ -483,7 +504,10 @@ mod tests {
         };
         for ended in [gone(), unreachable, busy()] {
             let (next, _) = decide(&closed, Err(ended), never);
-            assert!(matches!(kind(&next), ErrorKind::Transport(TransportError::Closed)));
+            assert!(matches!(
+                kind(&next),
+                ErrorKind::Transport(TransportError::Closed)
+            ));
         }
     }
 
@@ -500,11 +524,14 @@ mod tests {
     #[test]
     fn server_died_not_harmless() {
         let (next, spent) = decide(&supervised(Era::Legacy), Err(gone()), || false);
-        assert!(matches!(next, Next::Restart {
-            cause: TransportError::ServerGone(_),
-            wait: None,
-            then: AfterRestart::FailMayHaveRun,
-        }));
+        assert!(matches!(
+            next,
+            Next::Restart {
+                cause: TransportError::ServerGone(_),
+                wait: None,
+                then: AfterRestart::FailMayHaveRun,
+            }
+        ));
         assert!(spent.restart);
     }
 
@@ -512,22 +539,39 @@ mod tests {
     fn connection_ended() {
         // The server died, harmless to send again: spends the restart.
         let (next, spent) = decide(&supervised(Era::Legacy), Err(gone()), || true);
-        assert!(matches!(next, Next::Restart { then: AfterRestart::SendAgain, wait: None, .. }));
+        assert!(matches!(
+            next,
+            Next::Restart {
+                then: AfterRestart::SendAgain,
+                wait: None,
+                ..
+            }
+        ));
         assert!(spent.restart);
         // Unreachable: nothing ran, nothing asked, nothing spent.
         let unreachable = TransportError::Unreachable {
             cause: "refused".into(),
         };
         let (next, spent) = decide(&supervised(Era::Legacy), Err(unreachable), never);
-        assert!(matches!(next, Next::Restart {
-            cause: TransportError::Unreachable { .. },
-            then: AfterRestart::SendAgain,
-            ..
-        }));
+        assert!(matches!(
+            next,
+            Next::Restart {
+                cause: TransportError::Unreachable { .. },
+                then: AfterRestart::SendAgain,
+                ..
+            }
+        ));
         assert!(!spent.restart);
         // A 503 for a harmless request: its wait, nothing spent.
         let (next, spent) = decide(&supervised(Era::Modern), Err(busy()), || true);
-        assert!(matches!(next, Next::Restart { wait: Some(_), then: AfterRestart::SendAgain, .. }));
+        assert!(matches!(
+            next,
+            Next::Restart {
+                wait: Some(_),
+                then: AfterRestart::SendAgain,
+                ..
+            }
+        ));
         assert!(!spent.restart);
     }
 
@@ -542,31 +586,46 @@ mod tests {
             ..supervised(Era::Legacy)
         };
         let (next, _) = decide(&restarted, Err(gone()), never);
-        assert!(matches!(kind(&next), ErrorKind::Transport(TransportError::ServerGone(_))));
+        assert!(matches!(
+            kind(&next),
+            ErrorKind::Transport(TransportError::ServerGone(_))
+        ));
         // Not supervised; a 429; a server's own error; a timeout.
         let (next, _) = decide(&attempt(Era::Legacy), Err(gone()), never);
-        assert!(matches!(kind(&next), ErrorKind::Transport(TransportError::ServerGone(_))));
+        assert!(matches!(
+            kind(&next),
+            ErrorKind::Transport(TransportError::ServerGone(_))
+        ));
         let slow_down = TransportError::RetryLater {
             status: 429,
             retry_after: None,
             body: String::new(),
         };
         let (next, _) = decide(&supervised(Era::Modern), Err(slow_down), never);
-        assert!(matches!(kind(&next), ErrorKind::Transport(TransportError::RetryLater { status: 429, .. })));
+        assert!(matches!(
+            kind(&next),
+            ErrorKind::Transport(TransportError::RetryLater { status: 429, .. })
+        ));
         let refused = TransportError::Rpc {
             code: -32601,
             message: "no".into(),
             data: None,
         };
         let (next, spent) = decide(&attempt(Era::Modern), Err(refused), never);
-        assert!(matches!(kind(&next), ErrorKind::Server { code: -32601, .. }));
+        assert!(matches!(
+            kind(&next),
+            ErrorKind::Server { code: -32601, .. }
+        ));
         assert_eq!(spent, Spent::default());
     }
 
     #[test]
     fn after_a_restart() {
         let closed = after_restart(false, AfterRestart::SendAgain, gone());
-        assert!(matches!(closed.unwrap_err().kind(), ErrorKind::Transport(TransportError::Closed)));
+        assert!(matches!(
+            closed.unwrap_err().kind(),
+            ErrorKind::Transport(TransportError::Closed)
+        ));
         assert!(after_restart(true, AfterRestart::SendAgain, gone()).is_ok());
         let died = after_restart(true, AfterRestart::FailMayHaveRun, gone());
         assert!(died.unwrap_err().may_have_run());
@@ -580,12 +639,22 @@ mod tests {
         assert!(Attempt::version_retry_left(Era::Modern, none, false, never));
         assert!(Attempt::version_retry_left(Era::Modern, none, true, small));
         assert!(!Attempt::version_retry_left(Era::Modern, none, true, large));
-        assert!(!Attempt::version_retry_left(Era::Legacy, none, false, never));
+        assert!(!Attempt::version_retry_left(
+            Era::Legacy,
+            none,
+            false,
+            never
+        ));
         let retried = Spent {
             version_retry: true,
             ..none
         };
-        assert!(!Attempt::version_retry_left(Era::Modern, retried, false, never));
+        assert!(!Attempt::version_retry_left(
+            Era::Modern,
+            retried,
+            false,
+            never
+        ));
 
         let stdio = Attempt {
             version_retry: false,
@@ -593,15 +662,30 @@ mod tests {
             ..attempt(Era::Legacy)
         };
         assert!(!stdio.may_retry());
-        assert!(Attempt { version_retry: true, ..stdio }.may_retry());
-        let http = Attempt { recoverable: true, ..stdio };
+        assert!(
+            Attempt {
+                version_retry: true,
+                ..stdio
+            }
+            .may_retry()
+        );
+        let http = Attempt {
+            recoverable: true,
+            ..stdio
+        };
         assert!(http.may_retry());
         let both_spent = Spent {
             renewal: true,
             resend: true,
             ..none
         };
-        assert!(!Attempt { spent: both_spent, ..http }.may_retry());
+        assert!(
+            !Attempt {
+                spent: both_spent,
+                ..http
+            }
+            .may_retry()
+        );
         let on = Attempt {
             supervision: Supervision::On,
             ..stdio
@@ -611,7 +695,19 @@ mod tests {
             restart: true,
             ..none
         };
-        assert!(!Attempt { spent: restarted, ..on }.may_retry());
-        assert!(!Attempt { supervision: Supervision::Closed, ..stdio }.may_retry());
+        assert!(
+            !Attempt {
+                spent: restarted,
+                ..on
+            }
+            .may_retry()
+        );
+        assert!(
+            !Attempt {
+                supervision: Supervision::Closed,
+                ..stdio
+            }
+            .may_retry()
+        );
     }
 }
