@@ -323,7 +323,37 @@ mod tests {
 
     use mcp_testkit::fake::{FakeConfig, FakeServer};
 
+    use super::Renewal;
     use crate::Client;
+
+    /// One renewal for every request that met the end under a
+    /// generation: a request that comes after it finds it done; the busy
+    /// flag holds new requests only while it runs, however it ends.
+    #[tokio::test]
+    async fn a_renewal_runs_once_per_generation() {
+        let renewal = Renewal::default();
+        let seen = renewal.generation();
+        {
+            let renewing = renewal.begin(seen).await.expect("the first renews");
+            let busy = renewing.busy();
+            assert!(renewal.busy.load(std::sync::atomic::Ordering::Acquire));
+            renewing.renewed();
+            drop(busy);
+        }
+        assert!(!renewal.busy.load(std::sync::atomic::Ordering::Acquire));
+        assert_eq!(renewal.generation(), seen + 1);
+        // A request that met the same end later finds it renewed.
+        assert!(renewal.begin(seen).await.is_none());
+        // A renewal dropped before it is done leaves the generation, and
+        // clears the flag.
+        let renewing = renewal.begin(seen + 1).await.expect("a new end renews");
+        let busy = renewing.busy();
+        drop(busy);
+        drop(renewing);
+        assert!(!renewal.busy.load(std::sync::atomic::Ordering::Acquire));
+        assert_eq!(renewal.generation(), seen + 1);
+        renewal.wait_while_renewing().await;
+    }
 
     /// `gate` fails (by capability) while another thread keeps taking the
     /// verdict's write lock: with the read lock taken twice, a writer
