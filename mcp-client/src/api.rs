@@ -17,9 +17,10 @@ use mcp_protocol::types::{
 };
 use serde_json::Value;
 
+use crate::call;
 use crate::client::{Client, parse_result, to_params};
 use crate::error::{ClientError, Result};
-use crate::mrtr::{Asking, InputAnswer, Outcome, fulfil, retry_params};
+use crate::mrtr::{InputAnswer, InputRound, Outcome, fulfil, retry_params};
 use crate::options::CallOptions;
 use crate::page::Page;
 use crate::tool_schemas::drop_invalid_tools;
@@ -35,7 +36,7 @@ impl Client {
             drop_invalid_tools(&mut result.tools);
             client.session.output_schemas.learn(&result.tools);
             client.session.input_schemas.learn(&result.tools);
-            client.session.recovery.learn_tools(&result.tools);
+            client.session.resend.learn_tools(&result.tools);
         })
     }
 
@@ -103,7 +104,7 @@ impl Client {
             // The arguments are moved into the request, not copied: they
             // may be large.
             let value = call_params_value(params)?;
-            let result = self.call_value(m::TOOLS_CALL, value, options).await?;
+            let result = call::complete(&self.session, m::TOOLS_CALL, value, options).await?;
             // Moved into place, not rebuilt: `structuredContent` and
             // `_meta` are already `Value`s.
             parse_result::<mcp_protocol::methods::CallTool>(result)?
@@ -258,13 +259,13 @@ impl Client {
     pub async fn fulfil_input(&self, asked: &InputRequiredResult) -> Result<InputAnswer> {
         let responses = match &asked.input_requests {
             Some(requests) => {
-                let asking = Asking {
+                let round = InputRound {
                     method: None,
                     target: None,
                     round: 1,
                     version: self.session.version(),
                 };
-                fulfil(&self.session.config, requests, &asking, None).await?
+                fulfil(&self.session.config, requests, &round, None).await?
             }
             None => Default::default(),
         };
@@ -337,13 +338,13 @@ impl Client {
         self.request::<m::Subscribe>(SubscribeRequestParams::new(uri))
             .await?;
         // Subscribed again if the session has to be renewed.
-        self.session.recovery.subscribed(uri);
+        self.session.renewal.subscribed(uri);
         Ok(())
     }
 
     /// Ends a subscription (legacy `resources/unsubscribe`).
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<()> {
-        self.session.recovery.unsubscribed(uri);
+        self.session.renewal.unsubscribed(uri);
         self.request::<m::Unsubscribe>(SubscribeRequestParams::new(uri))
             .await
             .map(drop)
@@ -414,17 +415,12 @@ impl Client {
         answer: Option<&InputAnswer>,
         options: &CallOptions,
     ) -> Result<Outcome<M::Result>> {
-        self.session.gate(M::METHOD)?;
         let params = to_params(M::METHOD, params)?;
         let params = match answer {
             Some(a) => retry_params(&params, &a.responses, a.request_state.as_deref()),
             None => params,
         };
-        match self
-            .session
-            .send_once(M::METHOD, params, options, None)
-            .await?
-        {
+        match call::one_round(&self.session, M::METHOD, params, options).await? {
             Outcome::Complete(v) => Ok(Outcome::Complete(parse_result::<M>(v)?)),
             Outcome::InputRequired(ir) => Ok(Outcome::InputRequired(ir)),
         }

@@ -1,8 +1,8 @@
 //! `ClientBuilder`: one builder, safe defaults, every option documented.
 
 use std::future::Future;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use mcp_protocol::Notification;
@@ -26,8 +26,10 @@ use crate::handlers::{
     ElicitationHandler, HandlerContext, HandlerError, Handlers, RootsHandler, RootsSource,
     SamplingHandler, elicitation_closure, roots_closure, sampling_closure,
 };
-use crate::server_requests::{Negotiated, ServerRequests};
-use crate::session::{Ids, Prelude, Session};
+use crate::ids::Ids;
+use crate::server_requests::{NegotiatedRevision, ServerRequests};
+use crate::session::{Session, SessionParts};
+use crate::supervision::Supervisor;
 use crate::verdict::Verdict;
 
 /// Builds a [`Client`] and connects it.
@@ -453,14 +455,7 @@ impl ClientBuilder {
     async fn connect_shared(self, connector: Arc<dyn Connector>) -> Result<Client> {
         let config = Arc::new(self.config);
         let events = Events::default();
-        let cache = Arc::new(
-            Cache::new(
-                config.cache_capacity,
-                config.legacy_cache_max_age,
-                config.cache_partition.clone(),
-            )
-            .with_max_entry_bytes(config.cache_max_entry_bytes),
-        );
+        let cache = new_cache(&config);
         let invalidation: Tap<Notification> = {
             let cache = cache.clone();
             Arc::new(move |n: &Notification| invalidate(&cache, n))
@@ -474,10 +469,11 @@ impl ClientBuilder {
             config.event_callback.clone(),
             events.clone(),
         ));
-        let negotiated = Arc::new(Negotiated::default());
+        let negotiated = Arc::new(NegotiatedRevision::default());
+        let in_flight = Arc::new(AtomicUsize::new(0));
         let server_requests = Arc::new(ServerRequests {
             config: config.clone(),
-            session: OnceLock::new(),
+            in_flight: in_flight.clone(),
             negotiated: negotiated.clone(),
         });
         let handlers = ConnectionHandlers::new(listener.clone())
@@ -487,7 +483,7 @@ impl ClientBuilder {
         let ids = Arc::new(Ids::default());
         let late_discover = Arc::new(AtomicBool::new(false));
         let supervisor = config.restart.clone().map(|policy| {
-            crate::supervision::Supervisor::new(
+            Supervisor::new(
                 policy,
                 connector.clone(),
                 handlers.clone(),
@@ -512,23 +508,12 @@ impl ClientBuilder {
             "connected"
         );
         if let Some(discover) = &established.discover {
-            let key = Key::of(
-                mcp_protocol::methods::SERVER_DISCOVER,
-                &serde_json::Value::Null,
-            );
-            let generation = cache.generation(Group::Discover);
-            cache.store(
-                key,
-                Group::Discover,
-                generation,
-                discover,
-                Era::Modern,
-                false,
-            );
+            store_discover(&cache, discover);
         }
-        let prelude = Prelude {
+        let parts = SessionParts {
             config,
             ids,
+            in_flight,
             late_discover,
             events,
             cache,
@@ -537,15 +522,44 @@ impl ClientBuilder {
             supervisor,
         };
         let session = Arc::new(Session::new(
-            prelude,
+            parts,
             established.transport,
             established.verdict,
         ));
-        let _ = server_requests.session.set(Arc::downgrade(&session));
         let client = Client::new(session, connector);
         client.apply_initial_log_level().await;
         Ok(client)
     }
+}
+
+/// The client's response cache, as configured.
+fn new_cache(config: &Config) -> Arc<Cache> {
+    Arc::new(
+        Cache::new(
+            config.cache_capacity,
+            config.legacy_cache_max_age,
+            config.cache_partition.clone(),
+        )
+        .with_max_entry_bytes(config.cache_max_entry_bytes),
+    )
+}
+
+/// The `server/discover` answer read when connecting, cached so that
+/// `Client::discover` need not ask again within its `ttlMs`.
+fn store_discover(cache: &Cache, discover: &serde_json::Value) {
+    let key = Key::of(
+        mcp_protocol::methods::SERVER_DISCOVER,
+        &serde_json::Value::Null,
+    );
+    let generation = cache.generation(Group::Discover);
+    cache.store(
+        key,
+        Group::Discover,
+        generation,
+        discover,
+        Era::Modern,
+        false,
+    );
 }
 
 impl std::fmt::Debug for ClientBuilder {

@@ -11,7 +11,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::builder::ClientBuilder;
-use crate::cache::{Group, Key, Lookup};
+use crate::cache::{Key, Lookup};
+use crate::call;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::EventStream;
 use crate::handlers::RootsSource;
@@ -127,7 +128,7 @@ impl Client {
         // The typed params are no longer needed: free them before waiting,
         // which matters for large arguments.
         drop(params);
-        let value = self.call_value(M::METHOD, value, options).await?;
+        let value = call::complete(&self.session, M::METHOD, value, options).await?;
         parse_result::<M>(value)
     }
 
@@ -140,7 +141,7 @@ impl Client {
         params: Value,
         options: &CallOptions,
     ) -> Result<Value> {
-        self.call_value(method, params, options).await
+        call::complete(&self.session, method, params, options).await
     }
 
     /// Sends a notification as it is: no envelope, no gating. The caller
@@ -152,48 +153,6 @@ impl Client {
             .transport()
             .notify(Notification::new(method, params))
             .map_err(|e| ClientError::from(e).with_method(method))
-    }
-
-    pub(crate) async fn call_value(
-        &self,
-        method: &str,
-        params: Value,
-        options: &CallOptions,
-    ) -> Result<Value> {
-        self.session.gate(method)?;
-        let Some(group) = Group::of(method) else {
-            return self
-                .fetch_value(method, params, options)
-                .await
-                .map(|(v, _)| v);
-        };
-        let cache = &self.session.cache;
-        let key = Key::of(method, &params);
-        if !options.bypass_cache
-            && let Lookup::Fresh(v) = cache.lookup(&key)
-        {
-            tracing::debug!(method, "served from the cache");
-            return Ok(v);
-        }
-        let generation = cache.generation(group);
-        let had_cursor = params.get("cursor").is_some();
-        match self.fetch_value(method, params, options).await {
-            Ok((value, rounds)) => {
-                if rounds == 1 {
-                    let (era, listed) = self
-                        .session
-                        .read_verdict(|v| (v.era, lists_changes(&v.capabilities, group)));
-                    cache.store(key, group, generation, &value, era, listed);
-                }
-                Ok(value)
-            }
-            Err(e) => {
-                if had_cursor && e.code() == Some(mcp_protocol::error_codes::INVALID_PARAMS) {
-                    cache.invalidate_method(method);
-                }
-                Err(e)
-            }
-        }
     }
 
     /// Like [`request_with`](Self::request_with), for the cacheable methods
@@ -218,7 +177,7 @@ impl Client {
         // The cache was just asked; the call itself need not ask again.
         let mut fetch_options = options.clone();
         fetch_options.bypass_cache = true;
-        match self.call_value(M::METHOD, params, &fetch_options).await {
+        match call::complete(&self.session, M::METHOD, params, &fetch_options).await {
             Ok(v) => Ok(Fetched {
                 value: parse_result::<M>(v)?,
                 source: Source::Server,
@@ -230,32 +189,6 @@ impl Client {
                 }),
                 _ => Err(error),
             },
-        }
-    }
-
-    /// One call, all its rounds; the result and how many rounds it took.
-    async fn fetch_value(
-        &self,
-        method: &str,
-        params: Value,
-        options: &CallOptions,
-    ) -> Result<(Value, u32)> {
-        let may_require_input = matches!(
-            method,
-            methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
-        );
-        if may_require_input {
-            return self.session.send_rounds(method, params, options).await;
-        }
-        let value = self.session.send(method, Some(params), options).await?;
-        match mcp_protocol::result::classify_result(value, &self.session.registered_result_types())
-        {
-            Ok(mcp_protocol::result::ClassifiedResult::Complete(v)) => Ok((v, 1)),
-            Ok(_) => Err(ClientError::invalid(
-                "only tools/call, prompts/get and resources/read may ask for input",
-            )
-            .with_method(method)),
-            Err(e) => Err(ClientError::invalid(e.to_string()).with_method(method)),
         }
     }
 
@@ -285,8 +218,13 @@ impl Client {
             }
             Era::Legacy => {
                 let params = serde_json::json!({ "level": level.as_str() });
-                self.call_value(methods::LOGGING_SET_LEVEL, params, &CallOptions::new())
-                    .await?;
+                call::complete(
+                    &self.session,
+                    methods::LOGGING_SET_LEVEL,
+                    params,
+                    &CallOptions::new(),
+                )
+                .await?;
                 // Set again if the session has to be renewed.
                 self.session.set_log_level(Some(level));
                 Ok(())
@@ -377,16 +315,6 @@ pub enum Source {
 /// answer it gave).
 fn is_unreachable(error: &ClientError) -> bool {
     matches!(error.kind(), ErrorKind::Transport(_))
-}
-
-/// Whether a legacy server promised to announce changes to this list.
-fn lists_changes(caps: &ServerCapabilities, group: Group) -> bool {
-    match group {
-        Group::Tools => caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true),
-        Group::Prompts => caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true),
-        Group::Resources => caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true),
-        Group::Discover | Group::Resource => false,
-    }
 }
 
 impl std::fmt::Debug for Client {

@@ -35,10 +35,11 @@ use mcp_transport::{ConnectionHandlers, Connector, RequestOptions, Transport, Tr
 use serde_json::{Map, Value};
 
 use crate::config::{Config, EraMode};
+use crate::envelope::envelope;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::handshake::{self, InitializeFailure};
-use crate::server_requests::Negotiated;
-use crate::session::{Ids, envelope};
+use crate::ids::Ids;
+use crate::server_requests::NegotiatedRevision;
 use crate::trace;
 use crate::verdict::{Reached, Verdict};
 
@@ -67,7 +68,7 @@ pub(crate) struct Connecting<'a> {
     pub(crate) late_discover: Arc<AtomicBool>,
     /// Told the legacy revision before `initialized` goes out, so that
     /// server requests are answered as that revision declares.
-    pub(crate) negotiated: Arc<Negotiated>,
+    pub(crate) negotiated: Arc<NegotiatedRevision>,
 }
 
 /// What the probe concluded.
@@ -166,7 +167,12 @@ impl Connecting<'_> {
                 // answer can be noted.
                 options.max_total(LATE_PROBE_WINDOW)
             };
-            let mut answer = tokio::spawn(trace::send(&**transport, request, options, &version));
+            let mut answer = tokio::spawn(trace::traced_request(
+                &**transport,
+                request,
+                options,
+                &version,
+            ));
             let outcome = tokio::select! {
                 joined = &mut answer => joined.unwrap_or(Err(TransportError::Cancelled)),
                 _ = tokio::time::sleep(self.config.probe_timeout), if !every => {
@@ -332,7 +338,7 @@ impl Connecting<'_> {
         loop {
             let request = self.request(methods::SERVER_DISCOVER, &version, None);
             let options = RequestOptions::new().timeout(self.config.request_timeout);
-            match trace::send(&*transport, request, options, &version).await {
+            match trace::traced_request(&*transport, request, options, &version).await {
                 Ok(value) => {
                     let mut discover: DiscoverResult =
                         serde_json::from_value(value).map_err(|e| {

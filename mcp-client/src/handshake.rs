@@ -49,7 +49,7 @@ pub(crate) async fn initialize<T>(
     let options = RequestOptions::new()
         .timeout(config.request_timeout.max(config.probe_timeout))
         .no_wire_cancel();
-    let value = crate::trace::send(transport, request, options, offer)
+    let value = crate::trace::traced_request(transport, request, options, offer)
         .await
         .map_err(InitializeFailure::Refused)?;
     let result: InitializeResult = serde_json::from_value(value).map_err(|e| {

@@ -30,7 +30,7 @@ pub(crate) enum KeptParams {
 impl KeptParams {
     /// A copy of `params`.
     pub(crate) fn of(params: &Value) -> Self {
-        if crate::session::smaller_than(Some(params), AS_TEXT_UP_TO) {
+        if smaller_than(Some(params), AS_TEXT_UP_TO) {
             KeptParams::Text(serde_json::to_vec(params).expect("a JSON value always serializes"))
         } else {
             KeptParams::Value(params.clone())
@@ -46,6 +46,38 @@ impl KeptParams {
             KeptParams::Value(value) => value.clone(),
         }
     }
+}
+
+/// The params size up to which a copy is kept for a `-32022` retry after
+/// the server accepted the revision.
+pub(crate) const COPY_FOR_RETRY_LIMIT: usize = 64 * 1024;
+
+/// Whether `value` holds fewer than about `limit` bytes of strings and
+/// numbers; stops walking as soon as it knows.
+pub(crate) fn smaller_than(value: Option<&Value>, limit: usize) -> bool {
+    fn walk(value: &Value, budget: &mut usize) -> bool {
+        let cost = match value {
+            Value::String(s) => s.len(),
+            _ => 8,
+        };
+        if cost >= *budget {
+            return false;
+        }
+        *budget -= cost;
+        match value {
+            Value::Array(items) => items.iter().all(|v| walk(v, budget)),
+            Value::Object(map) => map.iter().all(|(k, v)| {
+                if k.len() >= *budget {
+                    return false;
+                }
+                *budget -= k.len();
+                walk(v, budget)
+            }),
+            _ => true,
+        }
+    }
+    let mut budget = limit;
+    value.is_none_or(|v| walk(v, &mut budget))
 }
 
 #[cfg(test)]

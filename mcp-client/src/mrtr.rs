@@ -4,28 +4,25 @@
 //! `inputResponses` and the `requestState` echoed exactly.
 //!
 //! The handlers are the ones that answer legacy servers' requests, so a
-//! caller never sees which era it talks to.
+//! caller never sees which era it talks to. This file holds what a round
+//! is made of (its outcome, its answers, the params of the next round) and
+//! how its input requests are fulfilled; a call's rounds are run in
+//! `call/rounds.rs`.
 
 use std::time::Duration;
 
-use mcp_protocol::Era;
-use mcp_protocol::result::{ClassifiedResult, RegisteredResultTypes, classify_result};
+use mcp_protocol::ProtocolVersion;
 use mcp_protocol::types::{
     ElicitRequestParams, InputRequest, InputRequestParams, InputRequests, InputRequiredResult,
     InputResponse, InputResponses, ListRootsResult,
 };
-use mcp_protocol::{ProtocolVersion, methods};
 use mcp_transport::{CancellationToken, TransportError};
 use serde_json::{Map, Value};
-use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::elicitation::fill_defaults;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::handlers::{CallContext, HandlerContext, HandlerError};
-use crate::kept_params::KeptParams;
-use crate::options::CallOptions;
-use crate::session::Session;
 
 /// A result that may be asking for input: what a call in manual mode
 /// (`*_once`) returns.
@@ -100,9 +97,10 @@ fn handler_error(e: HandlerError) -> ClientError {
     ClientError::new(ErrorKind::Handler { detail: e.message })
 }
 
-/// The call a round of input requests belongs to; `method` is `None` when
-/// the client does not know it (a caller driving the rounds by hand).
-pub(crate) struct Asking<'a> {
+/// A round of input requests, and the call it belongs to; `method` is
+/// `None` when the client does not know it (a caller driving the rounds by
+/// hand).
+pub(crate) struct InputRound<'a> {
     pub(crate) method: Option<&'a str>,
     pub(crate) target: Option<String>,
     pub(crate) round: u32,
@@ -117,7 +115,7 @@ pub(crate) struct Asking<'a> {
 pub(crate) async fn fulfil(
     config: &Config,
     requests: &InputRequests,
-    asking: &Asking<'_>,
+    round: &InputRound<'_>,
     cancelled: Option<&CancellationToken>,
 ) -> Result<InputResponses> {
     let round_token = CancellationToken::new();
@@ -126,11 +124,11 @@ pub(crate) async fn fulfil(
         let context = HandlerContext {
             cancellation: round_token.child_token(),
             ..HandlerContext::new(
-                asking.version.clone(),
-                asking.method.map(|method| CallContext {
+                round.version.clone(),
+                round.method.map(|method| CallContext {
                     method: method.to_owned(),
-                    target: asking.target.clone(),
-                    round: asking.round,
+                    target: round.target.clone(),
+                    round: round.round,
                     key: key.clone(),
                 }),
             )
@@ -221,142 +219,6 @@ async fn within<T>(deadline: Duration, f: impl Future<Output = T>) -> Result<T> 
             detail: format!("a handler did not answer within {deadline:?}"),
         })
     })
-}
-
-/// What a call names, for its handlers' context: the tool, the prompt, or
-/// the resource.
-fn target_of(method: &str, params: Option<&Value>) -> Option<String> {
-    let field = match method {
-        methods::RESOURCES_READ => "uri",
-        _ => "name",
-    };
-    params?.get(field)?.as_str().map(str::to_owned)
-}
-
-impl Session {
-    pub(crate) fn registered_result_types(&self) -> RegisteredResultTypes {
-        if self.config.tasks {
-            RegisteredResultTypes::new().with_tasks_extension()
-        } else {
-            RegisteredResultTypes::new()
-        }
-    }
-
-    /// One round: the result, classified.
-    pub(crate) async fn send_once(
-        &self,
-        method: &str,
-        params: Value,
-        options: &CallOptions,
-        kept: Option<&KeptParams>,
-    ) -> Result<Outcome<Value>> {
-        let value = self.send_kept(method, Some(params), options, kept).await?;
-        match classify_result(value, &self.registered_result_types()) {
-            Ok(ClassifiedResult::Complete(v)) => Ok(Outcome::Complete(v)),
-            Ok(ClassifiedResult::InputRequired(ir)) => Ok(Outcome::InputRequired(ir)),
-            Ok(ClassifiedResult::Task(_)) => Err(ClientError::usage(
-                "the server answered with a task; use the tasks API to run calls as tasks",
-            )
-            .with_method(method)),
-            Err(e) => Err(ClientError::invalid(e.to_string()).with_method(method)),
-        }
-    }
-
-    /// The whole exchange: rounds until complete, under one hard maximum.
-    /// Returns the result and how many rounds it took.
-    pub(crate) async fn send_rounds(
-        &self,
-        method: &str,
-        params: Value,
-        options: &CallOptions,
-    ) -> Result<(Value, u32)> {
-        let hard = options
-            .max_total
-            .unwrap_or(self.config.max_total_timeout)
-            .max(options.timeout.unwrap_or(self.config.request_timeout));
-        let deadline = Instant::now() + hard;
-        // Retries are rebuilt from the original params, so a modern
-        // request keeps a copy: always when the client can be asked for
-        // input (it has a handler), else only for params small enough to
-        // copy for nothing (a round that carries only the server's state
-        // is rare; large arguments are not doubled for it).
-        let may_ask = self.version().era() == Era::Modern
-            && (self.config.handlers.any()
-                || crate::session::smaller_than(
-                    Some(&params),
-                    crate::session::COPY_FOR_RETRY_LIMIT,
-                ));
-        let original = may_ask.then(|| KeptParams::of(&params));
-        let mut current = params;
-        let mut round = 0;
-        while round < self.config.max_rounds {
-            round += 1;
-            let mut round_options = options.clone();
-            round_options.max_total = Some(deadline.saturating_duration_since(Instant::now()));
-            let span = crate::trace::round_span(method, round, &self.version(), &current);
-            let outcome = tracing::Instrument::instrument(
-                // The first round's params are the original, whose copy
-                // serves a retry too.
-                self.send_once(
-                    method,
-                    current,
-                    &round_options,
-                    original.as_ref().filter(|_| round == 1),
-                ),
-                span.clone(),
-            )
-            .await;
-            crate::trace::record_round(&span, &outcome);
-            let outcome = outcome?;
-            let input = match (outcome, &original) {
-                (Outcome::Complete(v), _) => return Ok((v, round)),
-                (Outcome::InputRequired(ir), Some(_)) => ir,
-                (Outcome::InputRequired(_), None) => {
-                    let why = if self.version().era() == Era::Modern {
-                        "the server asked for another round, and the client kept no copy of \
-                         these large params (it has no elicitation, sampling or roots handler \
-                         that would make one expected)"
-                    } else {
-                        "a legacy server answered input_required, a 2026-07-28 result"
-                    };
-                    return Err(ClientError::invalid(why).with_method(method));
-                }
-            };
-            let responses = match &input.input_requests {
-                Some(requests) => {
-                    let remaining = deadline.saturating_duration_since(Instant::now());
-                    let asking = Asking {
-                        method: Some(method),
-                        target: target_of(
-                            method,
-                            original.as_ref().map(KeptParams::value).as_ref(),
-                        ),
-                        round,
-                        version: self.version(),
-                    };
-                    let fulfilling = fulfil(
-                        &self.config,
-                        requests,
-                        &asking,
-                        options.cancellation.as_ref(),
-                    );
-                    tokio::time::timeout(remaining, fulfilling)
-                        .await
-                        .map_err(|_| {
-                            ClientError::from(mcp_transport::TransportError::Timeout {
-                                method: method.to_owned(),
-                                after: hard,
-                            })
-                        })?
-                        .map_err(|e| e.with_method(method))?
-                }
-                None => InputResponses::new(),
-            };
-            let original = original.as_ref().map_or(Value::Null, KeptParams::value);
-            current = retry_params(&original, &responses, input.request_state.as_deref());
-        }
-        Err(ClientError::new(ErrorKind::TooManyRounds { rounds: round }).with_method(method))
-    }
 }
 
 #[cfg(test)]

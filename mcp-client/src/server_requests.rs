@@ -7,7 +7,8 @@
 //! 2025-06-18), or a URL-mode elicitation the client did not declare URL
 //! mode for, never reaches a handler.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 use mcp_protocol::error_codes;
@@ -22,24 +23,24 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::elicitation::fill_defaults;
 use crate::handlers::{HandlerContext, HandlerError};
-use crate::session::Session;
 
-/// The client's [`ServerRequestHandler`]. It holds the session weakly: it
-/// exists before the session does (a server may ask right after
-/// `initialized`), and must not keep it alive.
+/// The client's [`ServerRequestHandler`]. It exists before the session
+/// does (a server may ask right after `initialized`), so it shares only
+/// what it needs of it.
 pub(crate) struct ServerRequests {
     pub(crate) config: Arc<Config>,
-    pub(crate) session: std::sync::OnceLock<Weak<Session>>,
+    /// The session's count of client requests in flight.
+    pub(crate) in_flight: Arc<AtomicUsize>,
     /// The revision negotiated, set by the handshake before
     /// `notifications/initialized` goes out (so before any server request).
-    pub(crate) negotiated: Arc<Negotiated>,
+    pub(crate) negotiated: Arc<NegotiatedRevision>,
 }
 
 /// The revision a connection negotiated, shared with the handshake.
 #[derive(Debug, Default)]
-pub(crate) struct Negotiated(std::sync::RwLock<Option<ProtocolVersion>>);
+pub(crate) struct NegotiatedRevision(std::sync::RwLock<Option<ProtocolVersion>>);
 
-impl Negotiated {
+impl NegotiatedRevision {
     pub(crate) fn set(&self, version: ProtocolVersion) {
         *self.0.write().unwrap_or_else(|p| p.into_inner()) = Some(version);
     }
@@ -78,11 +79,7 @@ impl ServerRequests {
         // SEP-2260: sampling and elicitation belong to a client request in
         // flight; with the option on, others get -32602.
         self.config.reject_unassociated_server_requests
-            && !self
-                .session
-                .get()
-                .and_then(Weak::upgrade)
-                .is_some_and(|s| s.has_requests_in_flight())
+            && self.in_flight.load(Ordering::Relaxed) == 0
     }
 }
 

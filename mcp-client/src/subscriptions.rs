@@ -21,6 +21,7 @@ use mcp_protocol::{Era, Notification, methods};
 use mcp_transport::{Listener, ListenerStream, TransportError};
 use serde_json::{Value, json};
 
+use crate::call;
 use crate::client::Client;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::{EventStream, ServerEvent};
@@ -266,10 +267,13 @@ async fn listen_loop(client: Client, filter: Value, listener: Listener) {
     let options = CallOptions::new().listener(listener);
     loop {
         let params = json!({ "notifications": filter });
-        let outcome = client
-            .session
-            .send(methods::SUBSCRIPTIONS_LISTEN, Some(params), &options)
-            .await;
+        let outcome = call::as_is(
+            &client.session,
+            methods::SUBSCRIPTIONS_LISTEN,
+            params,
+            &options,
+        )
+        .await;
         match outcome {
             Ok(_) => tracing::debug!("the server ended the listen stream; listening again"),
             Err(e) => match e.transport_error() {

@@ -3,14 +3,17 @@
 //! connector, with capped, jittered exponential backoff and a restart
 //! budget, and the same `Client` goes on.
 //!
-//! What happens to calls is decided in
-//! [`Session::send`](crate::session::Session::send): a call made while the
+//! This file holds the supervisor's state: the restart budget, the
+//! backoff and the server's `Retry-After`, and what a restart under way has
+//! opened. What happens to calls is decided by the table of
+//! [`after_attempt`](crate::call::after_attempt): a call made while the
 //! connection is down waits for the restart (within its own timeout) and
 //! goes out on the new connection; a call in flight when the server died
 //! is sent again only when that is harmless (reads, lists, listens, tools
 //! marked read-only or idempotent), and otherwise fails with
 //! [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun); so does a call
-//! met by a 503, which a gateway may send after forwarding it.
+//! met by a 503, which a gateway may send after forwarding it. The restart
+//! itself is the connection's renewal (`renewal.rs`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -18,154 +21,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_transport::{ConnectionHandlers, Connector, GoneInfo, Transport, TransportError};
+use mcp_transport::{ConnectionHandlers, Connector, Transport, TransportError};
 use tokio::time::Instant;
 
-use crate::connect::Connecting;
-use crate::error::{ClientError, ErrorKind, Result};
-use crate::events::ServerEvent;
-use crate::server_requests::Negotiated;
-use crate::session::Session;
-
-/// How a supervised client restarts its connection; see
-/// [`ClientBuilder::supervise`](crate::ClientBuilder::supervise).
-///
-/// The defaults: at most 5 restarts within 60 seconds; the first attempt
-/// after 100 ms, each later one after twice the last, at most 5 s, each
-/// delay shortened by up to a fifth at random so that many clients of one
-/// server do not come back at once. The delays go on doubling across
-/// restarts until a call succeeds: a connection that opens without a round
-/// trip (a modern HTTP server, its era already known) proves nothing.
-/// Each delay ends at a point in time: a call whose timeout runs out while
-/// a restart waits leaves the rest of the wait to the next call's restart,
-/// and only attempts that went out make the delays grow, so calls with
-/// timeouts shorter than the delays still reconnect once the server is
-/// back.
-///
-/// A server that asks for a delay (HTTP 429 or 503 with `Retry-After`) is
-/// tried again after that delay instead of the backoff's, at most
-/// [`max_retry_after`](Self::max_retry_after) (60 s by default) later.
-///
-/// Only a restart after a server that was reached counts against the
-/// budget (one that died, or failed an attempt otherwise). A restart after
-/// an attempt that reached nothing (a refused connection, an unresolved
-/// name) or after a server that asked to be retried later (429, 503) is
-/// free: a server in a maintenance window is waited for, within each
-/// call's own timeout, rather than given up on. A call whose timeout runs
-/// out while the restart waits fails with
-/// [`ErrorKind::Restarting`](crate::ErrorKind::Restarting), which says when
-/// the server asked to be retried.
-///
-/// ```
-/// use std::time::Duration;
-/// use mcp_client::RestartPolicy;
-///
-/// let policy = RestartPolicy::new()
-///     .max_restarts(3, Duration::from_secs(30))
-///     .backoff(Duration::from_millis(50), Duration::from_secs(2));
-/// # drop(policy);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RestartPolicy {
-    /// Restarts allowed within [`window`](Self::window); one more fails
-    /// the connection for good.
-    pub max_restarts: usize,
-    /// The span in which restarts are counted.
-    pub window: Duration,
-    /// The delay before the first attempt.
-    pub initial_delay: Duration,
-    /// The longest delay between attempts.
-    pub max_delay: Duration,
-    /// The longest delay a server's `Retry-After` is honoured with; a
-    /// longer one is cut to this.
-    pub max_retry_after: Duration,
-}
-
-impl Default for RestartPolicy {
-    fn default() -> Self {
-        RestartPolicy {
-            max_restarts: 5,
-            window: Duration::from_secs(60),
-            initial_delay: Duration::from_millis(100),
-            max_delay: Duration::from_secs(5),
-            max_retry_after: Duration::from_secs(60),
-        }
-    }
-}
-
-impl RestartPolicy {
-    /// The defaults.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// At most `restarts` attempts within `window`.
-    pub fn max_restarts(mut self, restarts: usize, window: Duration) -> Self {
-        self.max_restarts = restarts;
-        self.window = window;
-        self
-    }
-
-    /// The first delay, and the cap the doubling delays stop at.
-    pub fn backoff(mut self, initial: Duration, max: Duration) -> Self {
-        self.initial_delay = initial;
-        self.max_delay = max.max(initial);
-        self
-    }
-
-    /// The longest wait a server's `Retry-After` gets: a server that asks
-    /// for more (a day, say) is tried again after `max`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use mcp_client::RestartPolicy;
-    ///
-    /// let policy = RestartPolicy::new().max_retry_after(Duration::from_secs(10));
-    /// assert_eq!(policy.max_retry_after, Duration::from_secs(10));
-    /// ```
-    pub fn max_retry_after(mut self, max: Duration) -> Self {
-        self.max_retry_after = max;
-        self
-    }
-
-    /// The delay before attempt `n` (1-based), jittered by `seed`.
-    fn delay(&self, n: u32, seed: u64) -> Duration {
-        let doubled = self
-            .initial_delay
-            .saturating_mul(1u32 << (n.saturating_sub(1)).min(16));
-        let capped = doubled.min(self.max_delay);
-        // Up to a fifth shorter, so that clients of one server spread out.
-        let fifth = capped / 5;
-        let nanos = u64::try_from(fifth.as_nanos()).unwrap_or(u64::MAX);
-        let cut = if nanos == 0 { 0 } else { seed % nanos };
-        capped - Duration::from_nanos(cut)
-    }
-}
-
-/// One restart attempt, as the event and the final error report it.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct RestartAttempt {
-    /// Its number in the current run of attempts, from 1.
-    pub attempt: u32,
-    /// How long it waited before connecting.
-    pub after: Duration,
-    /// What ended the connection it replaced (or failed the attempt
-    /// before it), in words.
-    pub cause: String,
-    /// The dead server's exit status and stderr tail, when known.
-    pub gone: Option<GoneInfo>,
-    /// Why the attempt failed; `None` when it connected.
-    pub failure: Option<String>,
-}
+use crate::error::{ClientError, ErrorKind};
+use crate::restart_policy::RestartPolicy;
+use crate::server_requests::NegotiatedRevision;
 
 /// The state of a supervised connection.
 pub(crate) struct Supervisor {
     policy: RestartPolicy,
-    connector: Arc<dyn Connector>,
-    handlers: ConnectionHandlers,
-    negotiated: Arc<Negotiated>,
+    pub(crate) connector: Arc<dyn Connector>,
+    pub(crate) handlers: ConnectionHandlers,
+    pub(crate) negotiated: Arc<NegotiatedRevision>,
     /// When each recent restart began, for the budget.
     recent: Mutex<VecDeque<Instant>>,
     /// Set by `close`: no restart after it.
@@ -175,11 +43,11 @@ pub(crate) struct Supervisor {
     stopping: tokio::sync::watch::Sender<bool>,
     /// Held while a restart runs, so that `close` can give it a moment to
     /// end before closing the connection.
-    restarting: tokio::sync::Mutex<()>,
+    pub(crate) restarting: tokio::sync::Mutex<()>,
     /// What the attempt under way has opened: `close` closes them itself,
     /// since the restart runs in a caller's future, which may never be
     /// polled again.
-    opened: Arc<Mutex<Vec<Arc<dyn Transport>>>>,
+    pub(crate) opened: Arc<Mutex<Vec<Arc<dyn Transport>>>>,
     /// When the server asked to be tried again (its `Retry-After`, cut to
     /// the policy's maximum), until a later attempt goes out.
     not_before: Mutex<Option<Instant>>,
@@ -261,7 +129,7 @@ impl Supervisor {
         policy: RestartPolicy,
         connector: Arc<dyn Connector>,
         handlers: ConnectionHandlers,
-        negotiated: Arc<Negotiated>,
+        negotiated: Arc<NegotiatedRevision>,
     ) -> Self {
         Supervisor {
             policy,
@@ -284,7 +152,7 @@ impl Supervisor {
     }
 
     /// A call succeeded: the next restart's backoff starts over.
-    pub(crate) fn proven(&self) {
+    pub(crate) fn call_succeeded(&self) {
         if self.streak.load(Ordering::Relaxed) != 0 {
             self.streak.store(0, Ordering::Relaxed);
         }
@@ -300,7 +168,7 @@ impl Supervisor {
     /// from now. A plan moves only for a later time the server asked for,
     /// never because time passed: restarts dropped with their calls one
     /// after another still reach the planned time.
-    fn next_attempt(&self, attempt: u32) -> Instant {
+    pub(crate) fn next_attempt(&self, attempt: u32) -> Instant {
         let now = Instant::now();
         // The server's time, while still ahead (one passed asks nothing).
         let asked = lock(&self.not_before).filter(|t| *t > now);
@@ -319,7 +187,7 @@ impl Supervisor {
     /// The planned attempt goes out now: a backoff's advances the streak,
     /// one after a server that was reached spends the budget, and the
     /// next attempt is planned afresh.
-    fn going_out(&self, reached: bool) {
+    pub(crate) fn going_out(&self, reached: bool) {
         let plan = lock(&self.planned).take();
         self.has_plan.store(false, Ordering::Release);
         if plan.is_none_or(|p| p.backoff) {
@@ -351,7 +219,7 @@ impl Supervisor {
         self.stopping.send_replace(true);
     }
 
-    fn is_stopped(&self) -> bool {
+    pub(crate) fn is_stopped(&self) -> bool {
         self.stopped.load(Ordering::SeqCst)
     }
 
@@ -370,7 +238,7 @@ impl Supervisor {
     }
 
     /// Resolves once `close` was called.
-    async fn stopped(&self) {
+    pub(crate) async fn stopped(&self) {
         let mut told = self.stopping.subscribe();
         // An error means the sender is gone, which the supervisor owns.
         let _ = told.wait_for(|stopped| *stopped).await;
@@ -391,8 +259,9 @@ impl Supervisor {
         not_before.map(|t| t.saturating_duration_since(Instant::now()))
     }
 
-    fn set_cause(&self, cause: &str) {
-        *self.cause.lock().unwrap_or_else(|p| p.into_inner()) = Some(cause.to_owned());
+    /// What the restart under way is for (`None`: it connected).
+    pub(crate) fn set_cause(&self, cause: Option<&str>) {
+        *self.cause.lock().unwrap_or_else(|p| p.into_inner()) = cause.map(str::to_owned);
     }
 
     /// The error of a call whose own timeout ran out while the connection
@@ -412,7 +281,7 @@ impl Supervisor {
 
     /// Whether the budget allows one more restart (counted when it goes
     /// out, see `going_out`).
-    fn within_budget(&self) -> bool {
+    pub(crate) fn within_budget(&self) -> bool {
         let now = Instant::now();
         let mut recent = lock(&self.recent);
         while recent
@@ -424,11 +293,26 @@ impl Supervisor {
         recent.len() < self.policy.max_restarts
     }
 
-    fn failure(&self) -> Option<ClientError> {
+    /// The error the supervisor gave up with, if it did.
+    pub(crate) fn failure(&self) -> Option<ClientError> {
         self.failed
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Gives up: every later call fails with `error`.
+    pub(crate) fn give_up(&self, error: ClientError) {
+        *lock(&self.failed) = Some(error);
+    }
+
+    /// The connector of one restart attempt, noting what it opens.
+    pub(crate) fn opened_connector(&self) -> Opened {
+        Opened {
+            inner: self.connector.clone(),
+            transports: self.opened.clone(),
+            stopping: self.stopping.subscribe(),
+        }
     }
 }
 
@@ -445,214 +329,18 @@ fn seed(attempt: u32) -> u64 {
     u64::from(nanos).wrapping_mul(6_364_136_223_846_793_005) ^ u64::from(attempt)
 }
 
-impl Session {
-    /// Whether this connection restarts when it ends.
-    pub(crate) fn supervised(&self) -> bool {
-        self.supervisor.as_ref().is_some_and(|s| !s.is_stopped())
-    }
-
-    /// The error a supervised connection gave up with, if it did.
-    pub(crate) fn supervision_failure(&self) -> Option<ClientError> {
-        self.supervisor.as_ref().and_then(Supervisor::failure)
-    }
-
-    /// Connects again, once for every request that met the end of the
-    /// connection under generation `seen`, attempt after attempt within the
-    /// budget. On success the new connection is in place (the verdict
-    /// reused, or probed again when it no longer holds), the caches are
-    /// dropped and, in legacy, the log level and resource subscriptions
-    /// set again; each attempt is told as [`ServerEvent::Restarted`].
-    pub(crate) async fn restart(&self, seen: u64, cause: &TransportError) -> Result<()> {
-        let Some(supervisor) = self.supervisor.as_ref() else {
-            return Ok(());
-        };
-        let recovery = &self.recovery;
-        let _held = recovery.reinitializing.lock().await;
-        if recovery.generation() != seen {
-            // Another request already restarted it (or gave up).
-            return supervisor.failure().map_or(Ok(()), Err);
-        }
-        let _restarting = supervisor.restarting.lock().await;
-        if supervisor.is_stopped() {
-            return Err(ClientError::from(TransportError::Closed));
-        }
-        // Cleared however this ends: a call whose timeout runs out drops
-        // the restart, and later requests must not wait for it.
-        let _busy = Busy::set(&recovery.busy);
-        // Boxed: connecting again is a whole connect (several KiB of
-        // future), and every request's future would otherwise carry room
-        // for it, copied at each level of every call.
-        let outcome = Box::pin(self.attempts(supervisor, cause)).await;
-        recovery.bump();
-        if let Err(e) = &outcome {
-            *supervisor.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
-        }
-        outcome
-    }
-
-    async fn attempts(&self, supervisor: &Supervisor, cause: &TransportError) -> Result<()> {
-        let mut history: Vec<RestartAttempt> = Vec::new();
-        let mut cause_text = cause.to_string();
-        let mut gone = match cause {
-            TransportError::ServerGone(info) => Some((**info).clone()),
-            _ => None,
-        };
-        // Whether what ended the connection (or failed the last attempt)
-        // shows a server that was reached: only then does the restart count
-        // against the budget.
-        let mut reached = reached_server(cause);
-        for attempt in 1u32.. {
-            if supervisor.is_stopped() {
-                return Err(ClientError::from(TransportError::Closed));
-            }
-            supervisor.set_cause(&cause_text);
-            if reached && !supervisor.within_budget() {
-                tracing::warn!(
-                    attempts = history.len(),
-                    "the restart budget is spent; giving up"
-                );
-                return Err(ClientError::new(ErrorKind::RestartsExhausted {
-                    attempts: history,
-                }));
-            }
-            let at = supervisor.next_attempt(attempt);
-            let after = at.saturating_duration_since(Instant::now());
-            tracing::info!(attempt, ?after, cause = %cause_text, "the connection ended; connecting again");
-            tokio::select! {
-                () = tokio::time::sleep_until(at) => {}
-                () = supervisor.stopped() => return Err(ClientError::from(TransportError::Closed)),
-            }
-            supervisor.going_out(reached);
-            let mut record = RestartAttempt {
-                attempt,
-                after,
-                cause: cause_text.clone(),
-                gone: gone.take(),
-                failure: None,
-            };
-            match self.reconnect(supervisor).await {
-                Ok(()) => {
-                    *supervisor.cause.lock().unwrap_or_else(|p| p.into_inner()) = None;
-                    self.tell(ServerEvent::Restarted(record));
-                    return Ok(());
-                }
-                Err(_) if supervisor.is_stopped() => {
-                    return Err(ClientError::from(TransportError::Closed));
-                }
-                Err(e) => {
-                    if let Some(TransportError::RetryLater { retry_after, .. }) =
-                        e.transport_error()
-                    {
-                        supervisor.asked_to_wait(*retry_after);
-                    }
-                    reached = e.transport_error().is_none_or(reached_server);
-                    tracing::warn!(attempt, error = %e, "the restart failed");
-                    record.failure = Some(e.to_string());
-                    cause_text = e.to_string();
-                    if let Some(TransportError::ServerGone(info)) = e.transport_error() {
-                        gone = Some((**info).clone());
-                    }
-                    self.tell(ServerEvent::Restarted(record.clone()));
-                    history.push(record);
-                }
-            }
-        }
-        unreachable!("the loop returns")
-    }
-
-    /// An event of the supervisor's, to the callback and the streams like
-    /// the server's own.
-    fn tell(&self, event: ServerEvent) {
-        crate::events::deliver(self.config.event_callback.as_deref(), &self.events, event);
-    }
-
-    /// One connection attempt, with the verdict in hand. `close` ends it
-    /// at once: what it opened is closed (a server process ends before
-    /// `close` returns) and nothing is put in place.
-    async fn reconnect(&self, supervisor: &Supervisor) -> Result<()> {
-        let opened = Opened {
-            inner: supervisor.connector.clone(),
-            transports: supervisor.opened.clone(),
-            stopping: supervisor.stopping.subscribe(),
-        };
-        // What this attempt opened is let go however it ends (a call whose
-        // timeout runs out drops it): a failed attempt's connections are
-        // dropped, as the attempt's own would be.
-        let _forget = Forget(&supervisor.opened);
-        let connecting = Connecting {
-            config: &self.config,
-            connector: &opened,
-            handlers: supervisor.handlers.clone(),
-            ids: self.ids.clone(),
-            late_discover: self.late_discover.clone(),
-            negotiated: supervisor.negotiated.clone(),
-        };
-        let established = tokio::select! {
-            biased;
-            () = supervisor.stopped() => None,
-            established = connecting.run(Some(self.verdict())) => Some(established?),
-        };
-        let Some(established) = established.filter(|_| !supervisor.is_stopped()) else {
-            opened.close_all().await;
-            return Err(ClientError::from(TransportError::Closed));
-        };
-        let old = self.transport();
-        // All in place before the first wait: a call whose timeout runs
-        // out drops the restart at any await.
-        self.replace_transport(established.transport);
-        self.update_verdict(|v| *v = established.verdict);
-        self.cache.clear();
-        old.close().await;
-        if self.era() == mcp_protocol::Era::Legacy {
-            // Cut short by `close`, which closes the new connection.
-            tokio::select! {
-                () = self.reapply() => {}
-                () = supervisor.stopped() => {}
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Whether a failure shows a server that was reached (it died, or answered
-/// something other than "later"), which a restart after it counts against
-/// the budget for. Nothing reached (a refused connection) and a server
-/// that asked to be retried later prove nothing about a crash loop.
-fn reached_server(e: &TransportError) -> bool {
-    !matches!(
-        e,
-        TransportError::Unreachable { .. } | TransportError::RetryLater { .. }
-    )
-}
-
-/// Clears the busy flag however the restart ends.
-struct Busy<'a>(&'a AtomicBool);
-
-impl<'a> Busy<'a> {
-    fn set(flag: &'a AtomicBool) -> Self {
-        flag.store(true, Ordering::Release);
-        Busy(flag)
-    }
-}
-
-impl Drop for Busy<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
 /// The connector of a restart, noting every connection it opens in the
 /// supervisor, so that `close` (or the restart itself, when it sees
 /// `close`) closes them (a connect may open two, the probe's and the
 /// legacy one's).
-struct Opened {
+pub(crate) struct Opened {
     inner: Arc<dyn Connector>,
     transports: Arc<Mutex<Vec<Arc<dyn Transport>>>>,
     stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Opened {
-    async fn close_all(&self) {
+    pub(crate) async fn close_all(&self) {
         let opened: Vec<_> = std::mem::take(&mut *lock(&self.transports));
         for transport in opened {
             transport.close().await;
@@ -661,7 +349,7 @@ impl Opened {
 }
 
 /// Lets go of what an attempt opened when it ends.
-struct Forget<'a>(&'a Mutex<Vec<Arc<dyn Transport>>>);
+pub(crate) struct Forget<'a>(pub(crate) &'a Mutex<Vec<Arc<dyn Transport>>>);
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {

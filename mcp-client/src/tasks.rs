@@ -15,9 +15,10 @@ use mcp_protocol::types::{
 use mcp_protocol::{Era, ProtocolVersion, methods};
 use serde_json::{Value, json};
 
+use crate::call;
 use crate::client::{Client, parse, to_params};
 use crate::error::{ClientError, ErrorKind, Result};
-use crate::mrtr::{Asking, fulfil};
+use crate::mrtr::{InputRound, fulfil};
 use crate::options::CallOptions;
 
 /// How often to poll when the server does not say.
@@ -93,7 +94,7 @@ impl Client {
             value["task"] = task;
         }
         let options = CallOptions::new();
-        let result = self.session.send(method, Some(value), &options).await?;
+        let result = call::as_is(&self.session, method, value, &options).await?;
         match flavor {
             Flavor::Experimental => {
                 if result.get("task").is_some_and(Value::is_object) {
@@ -154,11 +155,8 @@ impl TaskHandle {
 
     async fn get(&self) -> Result<(TaskState, Option<DetailedTask>)> {
         let params = json!({ "taskId": self.id });
-        let value = self
-            .client
-            .session
-            .send(methods::TASKS_GET, Some(params), &CallOptions::new())
-            .await?;
+        let session = &self.client.session;
+        let value = call::as_is(session, methods::TASKS_GET, params, &CallOptions::new()).await?;
         match self.flavor {
             Flavor::Experimental => {
                 let task: Task = parse(methods::TASKS_GET, value)?;
@@ -191,9 +189,8 @@ impl TaskHandle {
     /// Cancels the task (`tasks/cancel`).
     pub async fn cancel(&self) -> Result<()> {
         let params = json!({ "taskId": self.id });
-        self.client
-            .session
-            .send(methods::TASKS_CANCEL, Some(params), &CallOptions::new())
+        let session = &self.client.session;
+        call::as_is(session, methods::TASKS_CANCEL, params, &CallOptions::new())
             .await
             .map(drop)
     }
@@ -205,15 +202,9 @@ impl TaskHandle {
         if self.flavor == Flavor::Experimental {
             // `tasks/result` blocks until the task is done.
             let params = json!({ "taskId": self.id });
-            let value = self
-                .client
-                .session
-                .send(
-                    methods::TASKS_RESULT,
-                    Some(params),
-                    &CallOptions::new().timeout(self.client.session.config.max_total_timeout),
-                )
-                .await?;
+            let session = &self.client.session;
+            let options = CallOptions::new().timeout(session.config.max_total_timeout);
+            let value = call::as_is(session, methods::TASKS_RESULT, params, &options).await?;
             return parse(methods::TASKS_RESULT, value);
         }
         loop {
@@ -221,23 +212,17 @@ impl TaskHandle {
             let detail =
                 detail.unwrap_or_else(|| DetailedTask::new(self.id.clone(), state.status.clone()));
             if let Some(requests) = &detail.input_requests {
-                let asking = Asking {
+                let session = &self.client.session;
+                let round = InputRound {
                     method: Some(methods::TASKS_GET),
                     target: Some(self.id.clone()),
                     round: 1,
-                    version: self.client.session.version(),
+                    version: session.version(),
                 };
-                let responses =
-                    fulfil(&self.client.session.config, requests, &asking, None).await?;
+                let responses = fulfil(&session.config, requests, &round, None).await?;
                 let update = UpdateTaskParams::new(self.id.clone(), responses);
-                self.client
-                    .session
-                    .send(
-                        methods::TASKS_UPDATE,
-                        Some(to_params(methods::TASKS_UPDATE, &update)?),
-                        &CallOptions::new(),
-                    )
-                    .await?;
+                let params = to_params(methods::TASKS_UPDATE, &update)?;
+                call::as_is(session, methods::TASKS_UPDATE, params, &CallOptions::new()).await?;
                 continue;
             }
             match state.status {

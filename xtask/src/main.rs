@@ -8,8 +8,8 @@
 //!   then the conformance suite.
 //! - `cargo xtask deps`: only the dependency rules.
 //! - `cargo xtask modules`: no import circle among the files of
-//!   `mcp-auth` and `mcp-transport-http` (see [`modules`]); `test` runs it
-//!   next to the dependency rules.
+//!   `mcp-auth`, `mcp-transport-http` and `mcp-client` (see [`modules`]);
+//!   `test` runs it next to the dependency rules.
 //! - `cargo xtask sizes [-- --report]`: the longest functions and files of
 //!   the library crates, failing when too many functions are long (see
 //!   [`sizes`]).
@@ -76,7 +76,7 @@ fn main() -> ExitCode {
         "bench" => bench::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth and mcp-transport-http\n  sizes             the longest functions and files of the library crates (`-- --report`: never fail)\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth, mcp-transport-http and mcp-client\n  sizes             the longest functions and files of the library crates (`-- --report`: never fail)\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS

@@ -50,10 +50,10 @@ pub(crate) fn request_span(
     span
 }
 
-/// Sends a request made outside `Session::send` (the handshake, and what
-/// a new session is set up with) under an `mcp.request` span of its own,
-/// with that span's trace context in its `_meta`.
-pub(crate) fn send(
+/// Sends a request made outside a call (the handshake, and what a new
+/// session is set up with) under an `mcp.request` span of its own, with
+/// that span's trace context in its `_meta`.
+pub(crate) fn traced_request(
     transport: &dyn Transport,
     mut request: Request,
     options: RequestOptions,
