@@ -3,16 +3,16 @@
 //!
 //! This file holds the transport's state and its [`Transport`] face; each
 //! part of the wire has a file of its own: `writer` (the queue, in order),
-//! `send` (one HTTP request: headers, redirects, challenges), `answer`
+//! `send` (one HTTP request: the headers of its era and session), `answer`
 //! (JSON and SSE answers, resumption, error statuses), `get_stream` (the
-//! legacy GET stream), `fallback` (2024-11-05 HTTP+SSE) and `provider`
-//! (the authorization seam).
+//! legacy GET stream) and `fallback` (2024-11-05 HTTP+SSE). Redirects and
+//! authorization are layers of the HTTP service (`crate::redirect`,
+//! `crate::authorization`).
 
 mod answer;
 mod driven;
 mod fallback;
 mod get_stream;
-mod provider;
 mod send;
 mod writer;
 
@@ -40,7 +40,6 @@ use crate::service::HttpService;
 use crate::url::Origin;
 
 use self::driven::{Driven, Driver, InRuntime};
-pub use self::provider::{AuthChallenge, HeaderProvider};
 use self::send::insert;
 use self::writer::{InFlight, write_loop};
 
@@ -59,11 +58,12 @@ pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub(crate) struct Config {
     pub(crate) url: Uri,
     pub(crate) origin: Origin,
+    /// The HTTP client with the redirect and authorization layers on.
     pub(crate) service: HttpService,
     pub(crate) headers: HeaderMap,
-    pub(crate) provider: Option<Arc<dyn HeaderProvider>>,
+    /// Whether the service authorizes (a header provider was given).
+    pub(crate) authorized: bool,
     pub(crate) max_message_size: usize,
-    pub(crate) max_redirects: usize,
     pub(crate) close_timeout: Duration,
     pub(crate) notification_timeout: Duration,
     pub(crate) get_stream: bool,
