@@ -93,6 +93,30 @@ impl Shared {
         headers
     }
 
+    /// POSTs a request (a Streamable HTTP wire's, modern or
+    /// session-based) to the server's URL, the shared `_meta` spliced into
+    /// its body as the text made once.
+    pub(super) async fn post_request(
+        &self,
+        message: &Message,
+        shared: Option<&SharedMeta>,
+        headers: &HeaderMap,
+        taken: oneshot::Sender<bool>,
+    ) -> Result<http::Response<ResponseBody>, TransportError> {
+        let body = match (message, shared) {
+            (Message::Request(request), Some(s)) => {
+                let mut body = Vec::new();
+                s.encode_request_line(request, &mut body);
+                // A body, not a line.
+                body.pop();
+                body
+            }
+            _ => serde_json::to_vec(message).unwrap_or_default(),
+        };
+        self.send(Method::POST, headers, Bytes::from(body), Some(taken))
+            .await
+    }
+
     /// Sends one HTTP request to the server's URL: see [`send_to`](Self::send_to).
     pub(super) async fn send(
         &self,
