@@ -3,9 +3,104 @@
 //! URL orders and checks.
 
 use crate::AuthError;
+use crate::challenge::BearerChallenge;
+use crate::client::{choose_issuer, same_issuer};
 use crate::fetch::Fetcher;
 use crate::metadata::{ResourceMetadata, ServerMetadata};
 use crate::origin::origin;
+
+/// What discovery found for one authorization.
+pub(crate) struct Discovered {
+    /// The protected resource metadata; `None` for a server from before
+    /// RFC 9728 (2025-03-26), whose origin is its authorization server.
+    pub(crate) resource_metadata: Option<ResourceMetadata>,
+    /// The authorization server's metadata, its issuer checked.
+    pub(crate) server: ServerMetadata,
+    /// The `resource` (RFC 8707) to name, as the metadata says it.
+    pub(crate) resource: Option<String>,
+    /// Whether the server must list PKCE S256 (all but the 2025-03-26
+    /// fallback, which has no metadata rule).
+    pub(crate) strict: bool,
+}
+
+/// Discovery for the MCP server at `mcp_url`: its resource metadata (from
+/// the challenge's `resource_metadata`, else the well-known URLs), then
+/// its authorization server's metadata (or the 2025-03-26 defaults).
+/// `issuer`: the one this client is configured for, if any; another is
+/// refused before anything is sent to it.
+pub(crate) async fn discover(
+    fetcher: &Fetcher,
+    mcp_url: &str,
+    issuer: Option<&str>,
+    challenge: &BearerChallenge,
+) -> Result<Discovered, AuthError> {
+    let prm =
+        fetch_resource_metadata(fetcher, mcp_url, challenge.resource_metadata.as_deref()).await?;
+    let (server, resource, strict) = match &prm {
+        Some(prm) => {
+            let chosen = choose_issuer(&prm.authorization_servers, issuer)?;
+            fetcher.check_url(chosen)?;
+            let metadata = fetch_server_metadata(fetcher, chosen)
+                .await?
+                .ok_or_else(|| {
+                    AuthError::Protocol(format!("{chosen} serves no authorization server metadata"))
+                })?;
+            (metadata, Some(prm.resource.clone()), true)
+        }
+        None => (legacy_server_metadata(fetcher, mcp_url).await?, None, false),
+    };
+    if let Some(want) = issuer
+        && !same_issuer(want, &server.issuer)
+    {
+        return Err(AuthError::Refused(format!(
+            "the MCP server's authorization server is {}, not {want}, the one this client is \
+             configured for: nothing is sent to it",
+            server.issuer
+        )));
+    }
+    Ok(Discovered {
+        resource_metadata: prm,
+        server,
+        resource,
+        strict,
+    })
+}
+
+impl Discovered {
+    /// The scopes to ask for: `asked` (a step-up's union), else the
+    /// challenge's, else those the resource metadata lists; with
+    /// `offline_access` added for a grant with a person when the
+    /// authorization server lists it.
+    pub(crate) fn scopes(
+        &self,
+        challenge: &BearerChallenge,
+        asked: Option<Vec<String>>,
+        with_person: bool,
+    ) -> Vec<String> {
+        let mut scopes = asked.unwrap_or_else(|| {
+            if !challenge.scope.is_empty() {
+                challenge.scope.clone()
+            } else {
+                self.resource_metadata
+                    .as_ref()
+                    .and_then(|p| p.scopes_supported.clone())
+                    .unwrap_or_default()
+            }
+        });
+        let offline = "offline_access";
+        if with_person
+            && self
+                .server
+                .scopes_supported
+                .as_ref()
+                .is_some_and(|s| s.iter().any(|x| x == offline))
+            && !scopes.iter().any(|s| s == offline)
+        {
+            scopes.push(offline.to_owned());
+        }
+        scopes
+    }
+}
 
 /// The PRM URLs in the spec's order: the challenge's, then the path-based
 /// well-known URL, then the root one.

@@ -2,9 +2,11 @@
 //! authorization spec (2025-03-26 to 2026-07-28) has clients do it.
 //!
 //! [`OAuthProvider`] is a [`HeaderProvider`](mcp_transport_http::HeaderProvider)
-//! of the HTTP transport: it puts `Authorization: Bearer …` on requests to
-//! the MCP server's origin (and nowhere else), and answers the server's
-//! 401 and 403 challenges:
+//! of the HTTP transport, and a `tower::Layer` for any `tower` HTTP client
+//! (see [`Authorized`](mcp_transport_http::Authorized)): it puts
+//! `Authorization: Bearer …` on requests to the MCP server's origin (and
+//! nowhere else: redirects are followed inside the layer, on the same
+//! origin only), and answers the server's 401 and 403 challenges:
 //!
 //! * **Discovery**: protected resource metadata (RFC 9728) from the
 //!   challenge's `resource_metadata`, else the well-known URLs in the
@@ -114,8 +116,11 @@ mod dpop;
 mod enterprise;
 mod fetch;
 mod flow;
+mod grant;
 mod grants;
+mod identity;
 mod jwt_source;
+mod layer;
 mod loopback;
 mod metadata;
 mod origin;

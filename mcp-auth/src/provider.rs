@@ -1,25 +1,23 @@
-//! The header provider: tokens on requests to the MCP server's origin,
-//! and the answers to its challenges.
+//! The provider's state and what it does with it: an authorization
+//! (discovery, client identity, a grant), refresh, the answer to a
+//! challenge. How it meets the wire is `layer`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
-use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderValue};
-use mcp_transport_http::{AuthChallenge, BoxError, HeaderProvider};
 use tokio::sync::Mutex;
 
 use crate::builder::OAuthProviderBuilder;
 use crate::challenge::BearerChallenge;
-use crate::client::{ClientProfile, Registration, choose_issuer, identify, same_issuer};
-use crate::discovery::{fetch_resource_metadata, fetch_server_metadata, legacy_server_metadata};
-use crate::dpop::{Dpop, DpopMode, ResourceDpop, USE_DPOP_NONCE};
+use crate::client::{ClientProfile, Registration};
+use crate::discovery::discover;
+use crate::dpop::{Dpop, DpopMode, ResourceDpop};
 use crate::fetch::Fetcher;
-use crate::flow::{CodeRequest, authorization_code, client_credentials, refresh};
+use crate::flow::refresh;
+use crate::grant::{Grantor, obtain_tokens};
 use crate::grants::AssertionGrant;
-use crate::origin::origin;
+use crate::identity::{client_identity, forgets_the_client};
 use crate::session::Session;
 use crate::store::TokenStore;
 use crate::{AuthError, Authorizer};
@@ -52,7 +50,7 @@ pub(crate) struct Inner {
 pub(crate) struct State {
     /// Whether the store was read (on first use).
     loaded: bool,
-    session: Option<Session>,
+    pub(crate) session: Option<Session>,
     /// Registrations by issuer: never presented to another.
     registrations: HashMap<String, Registration>,
     /// The scopes of the last authorization request.
@@ -60,7 +58,7 @@ pub(crate) struct State {
     /// When a refresh last failed without the grant being refused, and
     /// why: requests that waited for that try fail with it rather than
     /// each trying again.
-    refresh_unavailable: Option<(Instant, String)>,
+    pub(crate) refresh_unavailable: Option<(Instant, String)>,
 }
 
 impl std::fmt::Debug for dyn Authorizer {
@@ -105,14 +103,14 @@ impl OAuthProvider {
 
 impl Inner {
     /// Keeps `e` for [`OAuthProvider::last_error`].
-    fn remember(&self, e: &AuthError) {
+    pub(crate) fn remember(&self, e: &AuthError) {
         if let Ok(mut last) = self.last_error.lock() {
             *last = Some(e.to_string());
         }
     }
 
     /// The state, read from the store on first use.
-    async fn lock_state(&self) -> tokio::sync::MutexGuard<'_, State> {
+    pub(crate) async fn lock_state(&self) -> tokio::sync::MutexGuard<'_, State> {
         let mut state = self.state.lock().await;
         if !state.loaded {
             state.loaded = true;
@@ -167,132 +165,45 @@ impl Inner {
         scopes: Option<Vec<String>>,
         refused_bound: bool,
     ) -> Result<(), AuthError> {
-        let prm = fetch_resource_metadata(
+        let issuer = self.profile.issuer.as_deref();
+        let found = discover(&self.fetcher, &self.mcp_url, issuer, challenge).await?;
+        let scopes = found.scopes(challenge, scopes, self.authorizer.is_some());
+        let registration = client_identity(
+            &mut state.registrations,
             &self.fetcher,
-            &self.mcp_url,
-            challenge.resource_metadata.as_deref(),
+            &self.profile,
+            self.assertion.as_ref(),
+            &found.server,
         )
         .await?;
-        let (metadata, resource, strict) = match &prm {
-            Some(prm) => {
-                let issuer =
-                    choose_issuer(&prm.authorization_servers, self.profile.issuer.as_deref())?;
-                self.fetcher.check_url(issuer)?;
-                let metadata = fetch_server_metadata(&self.fetcher, issuer)
-                    .await?
-                    .ok_or_else(|| {
-                        AuthError::Protocol(format!(
-                            "{issuer} serves no authorization server metadata"
-                        ))
-                    })?;
-                (metadata, Some(prm.resource.clone()), true)
-            }
-            None => (
-                legacy_server_metadata(&self.fetcher, &self.mcp_url).await?,
-                None,
-                false,
-            ),
-        };
-        if let Some(want) = &self.profile.issuer
-            && !same_issuer(want, &metadata.issuer)
-        {
-            return Err(AuthError::Refused(format!(
-                "the MCP server's authorization server is {}, not {want}, the one this client is \
-                 configured for: nothing is sent to it",
-                metadata.issuer
-            )));
-        }
-        let mut scopes = scopes.unwrap_or_else(|| {
-            if !challenge.scope.is_empty() {
-                challenge.scope.clone()
-            } else {
-                prm.as_ref()
-                    .and_then(|p| p.scopes_supported.clone())
-                    .unwrap_or_default()
-            }
-        });
-        let offline = "offline_access";
-        if self.authorizer.is_some()
-            && metadata
-                .scopes_supported
-                .as_ref()
-                .is_some_and(|s| s.iter().any(|x| x == offline))
-            && !scopes.iter().any(|s| s == offline)
-        {
-            scopes.push(offline.to_owned());
-        }
-        let registration = match state.registrations.get(&metadata.issuer) {
-            Some(r) => r.clone(),
-            None => {
-                let r = match &self.assertion {
-                    Some(grant) => {
-                        grant
-                            .identify(&self.fetcher, &self.profile, &metadata)
-                            .await?
-                    }
-                    None => identify(&self.fetcher, &self.profile, &metadata).await?,
-                };
-                state
-                    .registrations
-                    .insert(metadata.issuer.clone(), r.clone());
-                r
-            }
-        };
         state.requested = scopes.clone();
         // The resource has to take the token: what it says decides, not
         // what the authorization server offers.
-        let resource_dpop = ResourceDpop::new(prm.as_ref(), challenge, refused_bound);
+        let resource_dpop =
+            ResourceDpop::new(found.resource_metadata.as_ref(), challenge, refused_bound);
         let dpop = self.dpop.clone().filter(|d| d.mode.wanted(resource_dpop));
         let used_dpop = dpop.is_some();
-        let fetcher = self.fetcher.with_dpop(dpop);
-        let tokens = match (&self.authorizer, &self.assertion) {
-            (Some(authorizer), _) => {
-                let request = CodeRequest {
-                    metadata: &metadata,
-                    resource: resource.as_deref(),
-                    scopes: &scopes,
-                    redirect_uri: &self.profile.redirect_uri,
-                    require_listed_pkce: strict,
-                };
-                authorization_code(&fetcher, authorizer.as_ref(), &registration, request).await
-            }
-            (None, Some(grant)) => {
-                grant
-                    .tokens(
-                        &fetcher,
-                        &registration,
-                        &metadata,
-                        resource.as_deref(),
-                        &self.mcp_url,
-                        &scopes,
-                    )
-                    .await
-            }
-            (None, None) => {
-                client_credentials(
-                    &fetcher,
-                    &registration,
-                    &metadata.token_endpoint,
-                    resource.as_deref(),
-                    &scopes,
-                )
-                .await
-            }
+        let grantor = Grantor {
+            authorizer: self.authorizer.as_deref(),
+            assertion: self.assertion.as_ref(),
+            redirect_uri: &self.profile.redirect_uri,
+            mcp_url: &self.mcp_url,
         };
-        let tokens = tokens.inspect_err(|e| {
-            // A client the server no longer knows registers again next time.
-            if let AuthError::Grant { error, .. } = e
-                && (error == "invalid_client" || error == "unauthorized_client")
-            {
-                state.registrations.remove(&metadata.issuer);
-            }
-        })?;
-        tracing::debug!(issuer = %metadata.issuer, "authorized");
+        let fetcher = self.fetcher.with_dpop(dpop);
+        let tokens = obtain_tokens(&grantor, &fetcher, &registration, &found, &scopes)
+            .await
+            .inspect_err(|e| {
+                // A client the server no longer knows registers again next time.
+                if forgets_the_client(e) {
+                    state.registrations.remove(&found.server.issuer);
+                }
+            })?;
+        tracing::debug!(issuer = %found.server.issuer, "authorized");
         state.session = Some(Session {
             tokens,
             registration,
-            token_endpoint: metadata.token_endpoint.clone(),
-            resource,
+            token_endpoint: found.server.token_endpoint.clone(),
+            resource: found.resource,
             dpop: used_dpop,
             obtained: Instant::now(),
             refreshed_on_challenge: false,
@@ -306,7 +217,7 @@ impl Inner {
     /// process may have refreshed this login meanwhile, spending (with
     /// rotating refresh tokens) the one this process has. Its tokens are
     /// then taken instead of refreshing.
-    async fn refresh_shared(&self, state: &mut State) -> Result<(), AuthError> {
+    pub(crate) async fn refresh_shared(&self, state: &mut State) -> Result<(), AuthError> {
         let _hold = self.hold_store().await;
         if self.adopt_stored(state) {
             tracing::debug!("another process refreshed this login; its tokens are used");
@@ -413,8 +324,7 @@ impl Inner {
             }
             Err(e) => {
                 tracing::debug!(error = %e, "the refresh was refused; the tokens are dropped");
-                if let AuthError::Grant { error, .. } = &e
-                    && (error == "invalid_client" || error == "unauthorized_client")
+                if forgets_the_client(&e)
                     && let Some(s) = &state.session
                 {
                     state.registrations.remove(&s.registration.issuer);
@@ -444,7 +354,7 @@ impl Inner {
     }
 
     /// What to do about one challenge; `true`: send again.
-    async fn answer(
+    pub(crate) async fn answer(
         &self,
         status: u16,
         challenge: BearerChallenge,
@@ -460,47 +370,7 @@ impl Inner {
             return Ok(true);
         }
         match status {
-            401 => {
-                // A token refreshed for a 401 and refused again (within a
-                // minute) means the grant is dead: authorize afresh
-                // instead of refreshing at every request.
-                let dead = state.session.as_ref().is_some_and(|s| {
-                    s.refreshed_on_challenge && s.obtained.elapsed() < Duration::from_secs(60)
-                });
-                let (refused_bound, wants_bound) = self.wrong_kind(&state, &challenge);
-                // A refresh keeps the token's kind: a token of the kind the
-                // resource does not take needs a fresh authorization.
-                if !dead
-                    && !refused_bound
-                    && !wants_bound
-                    && state
-                        .session
-                        .as_ref()
-                        .is_some_and(|s| s.tokens.refresh.is_some())
-                {
-                    match self.refresh_shared(&mut state).await {
-                        Ok(()) => {
-                            if let Some(s) = state.session.as_mut() {
-                                s.refreshed_on_challenge = true;
-                            }
-                            return Ok(true);
-                        }
-                        // The authorization server is out of reach: a
-                        // fresh authorization would meet it too.
-                        Err(e @ AuthError::RefreshUnavailable { .. }) => return Err(e),
-                        Err(_) => {}
-                    }
-                }
-                if refused_bound {
-                    tracing::debug!(
-                        "the resource refused the DPoP-bound token and offers no DPoP; \
-                         authorizing afresh for a Bearer token"
-                    );
-                }
-                self.authorize(&mut state, &challenge, None, refused_bound)
-                    .await?;
-                Ok(true)
-            }
+            401 => self.answer_unauthorized(&mut state, &challenge).await,
             403 if challenge.is_insufficient_scope() => {
                 let granted = state.session.as_ref().map(|s| &s.tokens.scopes);
                 if !challenge.scope.is_empty()
@@ -522,6 +392,53 @@ impl Inner {
             }
             _ => Ok(false),
         }
+    }
+
+    /// A 401: refresh the token if that can help, else authorize afresh.
+    async fn answer_unauthorized(
+        &self,
+        state: &mut State,
+        challenge: &BearerChallenge,
+    ) -> Result<bool, AuthError> {
+        // A token refreshed for a 401 and refused again (within a minute)
+        // means the grant is dead: authorize afresh instead of refreshing
+        // at every request.
+        let dead = state.session.as_ref().is_some_and(|s| {
+            s.refreshed_on_challenge && s.obtained.elapsed() < Duration::from_secs(60)
+        });
+        let (refused_bound, wants_bound) = self.wrong_kind(state, challenge);
+        // A refresh keeps the token's kind: a token of the kind the
+        // resource does not take needs a fresh authorization.
+        if !dead
+            && !refused_bound
+            && !wants_bound
+            && state
+                .session
+                .as_ref()
+                .is_some_and(|s| s.tokens.refresh.is_some())
+        {
+            match self.refresh_shared(state).await {
+                Ok(()) => {
+                    if let Some(s) = state.session.as_mut() {
+                        s.refreshed_on_challenge = true;
+                    }
+                    return Ok(true);
+                }
+                // The authorization server is out of reach: a fresh
+                // authorization would meet it too.
+                Err(e @ AuthError::RefreshUnavailable { .. }) => return Err(e),
+                Err(_) => {}
+            }
+        }
+        if refused_bound {
+            tracing::debug!(
+                "the resource refused the DPoP-bound token and offers no DPoP; \
+                 authorizing afresh for a Bearer token"
+            );
+        }
+        self.authorize(state, challenge, None, refused_bound)
+            .await?;
+        Ok(true)
     }
 
     /// With [`DpopMode::Auto`], whether the session's token is of a kind
@@ -557,148 +474,6 @@ fn says_nothing_of_the_grant(e: &AuthError) -> bool {
         }
         AuthError::Http(_) | AuthError::Protocol(_) => true,
         _ => false,
-    }
-}
-
-impl HeaderProvider for OAuthProvider {
-    fn headers(
-        &self,
-        request: &http::request::Parts,
-    ) -> BoxFuture<'static, Result<HeaderMap, BoxError>> {
-        let inner = self.inner.clone();
-        let asked = Instant::now();
-        let (method, uri) = (request.method.clone(), request.uri.to_string());
-        // Only the MCP server's own origin ever sees the token.
-        let same_origin = origin(&uri).as_deref() == Some(&inner.origin);
-        Box::pin(async move {
-            let mut headers = HeaderMap::new();
-            if !same_origin {
-                return Ok(headers);
-            }
-            let mut state = inner.lock_state().await;
-            let expiring = state.session.as_ref().is_some_and(|s| {
-                s.tokens.refresh.is_some()
-                    && s.tokens.refresh_at.is_some_and(|at| at <= Instant::now())
-            });
-            if expiring {
-                // A refresh that failed while this request waited is not
-                // tried again at once by every waiting request.
-                if let Some((at, cause)) = &state.refresh_unavailable
-                    && *at > asked
-                {
-                    let cause = cause.clone();
-                    return Err(AuthError::RefreshUnavailable { cause }.into());
-                }
-                match inner.refresh_shared(&mut state).await {
-                    Ok(()) => {}
-                    // The login is kept; the request fails with nothing
-                    // sent, and may be sent again.
-                    Err(e @ AuthError::RefreshUnavailable { .. }) => {
-                        inner.remember(&e);
-                        return Err(e.into());
-                    }
-                    // A refused refresh leaves no token; the 401 that
-                    // follows runs the flow.
-                    Err(_) => {}
-                }
-            }
-            if let Some(session) = &state.session {
-                let token = session.tokens.access.expose();
-                // A DPoP-bound token goes with the DPoP scheme and a proof
-                // of its own for this very request (RFC 9449 §7.1).
-                let scheme = match inner.dpop.as_ref().filter(|_| session.tokens.bound) {
-                    Some(dpop) => {
-                        let proof = dpop.proof(method.as_str(), &uri, Some(token))?;
-                        let mut proof = HeaderValue::from_str(&proof)?;
-                        // Short-lived, but a replay within its window works.
-                        proof.set_sensitive(true);
-                        headers.insert("dpop", proof);
-                        "DPoP"
-                    }
-                    None => "Bearer",
-                };
-                let mut value = HeaderValue::from_str(&format!("{scheme} {token}"))?;
-                value.set_sensitive(true);
-                headers.insert(AUTHORIZATION, value);
-            }
-            Ok(headers)
-        })
-    }
-
-    fn on_response(&self, uri: &http::Uri, _status: http::StatusCode, headers: &HeaderMap) {
-        self.keep_nonce(uri, headers);
-    }
-
-    fn on_challenge(&self, challenge: &AuthChallenge) -> BoxFuture<'static, bool> {
-        let inner = self.inner.clone();
-        let status = challenge.status;
-        let refused_at = Instant::now();
-        let same_origin = origin(&challenge.uri.to_string()).as_deref() == Some(&inner.origin);
-        // Every challenge of every `WWW-Authenticate` line: a `DPoP` one
-        // need not come first.
-        let lines: Vec<&str> = challenge
-            .headers
-            .get_all(WWW_AUTHENTICATE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .collect();
-        let parsed = if lines.is_empty() {
-            challenge
-                .www_authenticate
-                .as_deref()
-                .map(BearerChallenge::parse)
-                .unwrap_or_default()
-        } else {
-            BearerChallenge::parse(&lines.join(", "))
-        };
-        // RFC 9449 §9: the proof lacked the server's nonce, which came with
-        // the refusal: the same token with a new proof is the answer.
-        let nonce_given = same_origin
-            && inner
-                .dpop
-                .as_ref()
-                .is_some_and(|d| d.observe(&challenge.uri.to_string(), &challenge.headers));
-        let wants_nonce = status == 401 && parsed.error.as_deref() == Some(USE_DPOP_NONCE);
-        Box::pin(async move {
-            if !same_origin {
-                return false;
-            }
-            if wants_nonce {
-                let bound = inner
-                    .lock_state()
-                    .await
-                    .session
-                    .as_ref()
-                    .is_some_and(|s| s.tokens.bound);
-                tracing::debug!(nonce_given, bound, "the server wants a DPoP nonce");
-                // Without a bound token yet, the flow runs as for any 401
-                // (and its proofs then carry the nonce).
-                if bound {
-                    return nonce_given;
-                }
-            }
-            match inner.answer(status, parsed, refused_at).await {
-                Ok(again) => again,
-                Err(e) => {
-                    tracing::warn!(error = %e, "authorization did not go through");
-                    inner.remember(&e);
-                    false
-                }
-            }
-        })
-    }
-}
-
-impl OAuthProvider {
-    /// Keeps the `DPoP-Nonce` of any answer of the MCP server (RFC 9449
-    /// §9: a server may hand out a new one at any time).
-    fn keep_nonce(&self, uri: &http::Uri, headers: &HeaderMap) {
-        if let Some(dpop) = &self.inner.dpop {
-            let uri = uri.to_string();
-            if origin(&uri).as_deref() == Some(&self.inner.origin) {
-                dpop.observe(&uri, headers);
-            }
-        }
     }
 }
 

@@ -174,3 +174,51 @@ fn a_plain_http_mcp_server_off_loopback_gets_no_provider() {
     assert!(shown.contains("https://h.example/mcp"), "{shown}");
     assert!(!shown.contains("k3y"), "no query values in Debug: {shown}");
 }
+
+#[tokio::test]
+async fn the_provider_as_a_layer_authorizes_a_bare_client_on_its_origin_only() {
+    use mcp_transport_http::{HttpService, HttpTransportBuilder, RedirectRefused, RequestBody};
+    use tower::{Layer, ServiceExt};
+
+    let server = AuthServer::start().await;
+    let elsewhere = AuthServer::start().await;
+    let oauth = provider(&server.mcp_url());
+    let client = HttpTransportBuilder::new(server.mcp_url())
+        .http_service()
+        .unwrap();
+    let authorized = HttpService::new(oauth.layer(client));
+    let post = |url: String| {
+        let message = mcp_protocol::Message::Request(common::modern(1, "tools/list"));
+        let body = serde_json::to_vec(&message).unwrap();
+        http::Request::post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/list")
+            .body(RequestBody::new(body.into()))
+            .unwrap()
+    };
+    // The 401 is answered inside the layer: the flow runs, the request
+    // goes again with the token.
+    let response = authorized
+        .clone()
+        .oneshot(post(server.mcp_url()))
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    assert!(oauth.is_authorized().await);
+    let last = server.seen_at("/mcp").pop().unwrap();
+    assert!(last.header("authorization").unwrap().starts_with("Bearer "));
+
+    // A redirect to another origin is refused inside the layer too.
+    server.behave(|b| b.redirect_mcp_to = Some(elsewhere.mcp_url()));
+    let refused = authorized
+        .oneshot(post(server.mcp_url()))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.downcast_ref::<RedirectRefused>().is_some(),
+        "{refused}"
+    );
+    assert!(elsewhere.seen.lock().unwrap().is_empty());
+}

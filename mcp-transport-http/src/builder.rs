@@ -7,9 +7,14 @@ use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use mcp_transport::{ConnectionHandlers, Connector, Transport, TransportError};
 
+use tower::Layer;
+
+use crate::authorization::AuthorizationLayer;
+use crate::provider::HeaderProvider;
 use crate::proxy::ProxyConfig;
+use crate::redirect::{DEFAULT_MAX_REDIRECTS, SameOriginRedirectsLayer};
 use crate::service::{ClientSettings, HttpService, TlsSettings, default_service};
-use crate::transport::{Config, HeaderProvider, HttpTransport};
+use crate::transport::{Config, HttpTransport};
 use crate::url::Origin;
 
 /// The default connect timeout: 5 s, shorter than the client's 10 s era
@@ -21,8 +26,6 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const DEFAULT_TCP_KEEPALIVE: Duration = Duration::from_secs(30);
 /// The default maximum message size: 128 MiB, as on stdio.
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 128 * 1024 * 1024;
-/// The default number of same-origin 307/308 redirects followed.
-pub const DEFAULT_MAX_REDIRECTS: usize = 3;
 /// How long `close` waits for the legacy session's `DELETE`.
 pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a notification's POST may take before the next message leaves.
@@ -137,7 +140,8 @@ impl HttpTransportBuilder {
         self
     }
 
-    /// Asks `provider` for headers at each request (see [`HeaderProvider`]).
+    /// Asks `provider` for headers at each request (see [`HeaderProvider`]):
+    /// the transport sends through an [`AuthorizationLayer`] of it.
     pub fn header_provider(mut self, provider: Arc<dyn HeaderProvider>) -> Self {
         self.provider = Some(provider);
         self
@@ -307,6 +311,23 @@ impl HttpTransportBuilder {
         }
     }
 
+    /// The HTTP client under its layers: the header provider's
+    /// authorization (which follows redirects itself), else the redirect
+    /// policy alone; either way above any handed-in service.
+    fn layered_service(&self) -> Result<HttpService, TransportError> {
+        let service = self.http_service()?;
+        Ok(match &self.provider {
+            Some(provider) => HttpService::new(
+                AuthorizationLayer::new(provider.clone())
+                    .max_redirects(self.max_redirects)
+                    .layer(service),
+            ),
+            None => {
+                HttpService::new(SameOriginRedirectsLayer::new(self.max_redirects).layer(service))
+            }
+        })
+    }
+
     /// Builds the transport. Must be called inside a tokio runtime. Fails
     /// with [`TransportError::Unreachable`] for a URL that is not `http` or
     /// `https` with a host, or a root certificate rustls refuses.
@@ -321,16 +342,14 @@ impl HttpTransportBuilder {
         .ok_or_else(|| TransportError::Unreachable {
             cause: format!("{:?} is not an http or https URL with a host", self.url),
         })?;
-        let service = self.http_service()?;
         let transport = HttpTransport::start(
             Config {
                 url,
                 origin,
-                service,
+                service: self.layered_service()?,
                 headers: self.headers.clone(),
-                provider: self.provider.clone(),
+                authorized: self.provider.is_some(),
                 max_message_size: self.max_message_size,
-                max_redirects: self.max_redirects,
                 close_timeout: self.close_timeout,
                 notification_timeout: self.notification_timeout,
                 get_stream: self.get_stream,

@@ -13,6 +13,14 @@
 //! for each era's headers and [`HttpTransportBuilder`] for the settings and
 //! their defaults.
 //!
+//! Under the wire, the HTTP client is a `tower` stack: the transport's
+//! [`HttpService`] (hyper-util's pooled client, or one handed in), and
+//! over it [`SameOriginRedirects`], or, when the transport is given a
+//! [`HeaderProvider`], the [`AuthorizationLayer`], which follows the same
+//! redirects itself so that each hop is authorized for its own URL and no
+//! hop leaves the server's origin. Both layers go on any `tower` HTTP
+//! client too.
+//!
 //! ```no_run
 //! use mcp_protocol::Request;
 //! use mcp_transport::{ConnectionHandlers, RequestOptions, Transport};
@@ -88,29 +96,37 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
+mod authorization;
 mod builder;
 mod error;
+mod failure;
+mod provider;
 mod proxy;
 mod record;
+mod redirect;
 mod service;
 mod sse;
 mod transport;
 mod url;
 
+pub use authorization::{AuthorizationLayer, Authorized, CredentialsFailed};
 pub use builder::{
     DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE_SIZE,
-    DEFAULT_MAX_REDIRECTS, DEFAULT_NOTIFICATION_TIMEOUT, DEFAULT_TCP_KEEPALIVE,
-    HttpTransportBuilder,
+    DEFAULT_NOTIFICATION_TIMEOUT, DEFAULT_TCP_KEEPALIVE, HttpTransportBuilder,
 };
 pub use error::BoxError;
 /// The `http` crate, whose header types the builder takes.
 pub use http;
+pub use provider::{AuthChallenge, HeaderProvider};
 pub use proxy::ProxyConfig;
 pub use record::RecordingHeaders;
+pub use redirect::{
+    DEFAULT_MAX_REDIRECTS, RedirectRefused, SameOriginRedirects, SameOriginRedirectsLayer,
+};
 pub use service::{HttpService, RequestBody, ResponseBody};
 pub use transport::{
-    ACCEPT_BOTH, AuthChallenge, HeaderProvider, HttpTransport, METHOD_HEADER, NAME_HEADER,
-    PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER,
+    ACCEPT_BOTH, HttpTransport, METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER,
+    SESSION_ID_HEADER,
 };
 
 #[cfg(doc)]

@@ -1,7 +1,6 @@
 //! The HTTP client the transport talks to: any `tower::Service` over `http`
 //! types, and the default one (hyper-util's pooled client with rustls).
 
-use std::error::Error as StdError;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,6 +58,12 @@ impl RequestBody {
         body
     }
 
+    /// Another body of the same bytes, to send again (a redirect's next
+    /// hop, a request sent again after a challenge); it signals nothing.
+    pub(crate) fn replay(&self) -> Self {
+        Self::new(self.data.clone().unwrap_or_default())
+    }
+
     fn signal(&mut self, taken: bool) {
         if let Some(t) = self.taken.take() {
             let _ = t.send(taken);
@@ -111,10 +116,13 @@ pub type ResponseBody = BoxBody<Bytes, BoxError>;
 ///
 /// Hand in your own (another TLS setup, a Unix socket, tower layers) with
 /// [`HttpTransportBuilder::service`](crate::HttpTransportBuilder::service)
-/// and [`HttpService::new`]; the transport still enforces its own redirect
-/// policy above it, so no service can take a request, a credential or a
-/// session id to another origin. A service should not follow redirects
-/// itself.
+/// and [`HttpService::new`]; the transport still puts its own redirect
+/// policy ([`SameOriginRedirects`](crate::SameOriginRedirects), or the
+/// [`AuthorizationLayer`](crate::AuthorizationLayer) that follows
+/// redirects the same way) above it, so no service can take a request, a
+/// credential or a session id to another origin. A service should not
+/// follow redirects itself. It is a `tower::Service` itself, so layers go
+/// on it too.
 ///
 /// How its errors are read: an error whose source chain holds a
 /// `hyper_util` connect error, or an I/O error of kind
@@ -178,6 +186,23 @@ impl HttpService {
     ) -> futures::future::BoxFuture<'static, Result<http::Response<ResponseBody>, BoxError>> {
         use tower::ServiceExt;
         Box::pin(self.inner.clone().oneshot(request))
+    }
+}
+
+impl tower::Service<http::Request<RequestBody>> for HttpService {
+    type Response = http::Response<ResponseBody>;
+    type Error = BoxError;
+    type Future = futures::future::BoxFuture<'static, Result<Self::Response, BoxError>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), BoxError>> {
+        tower::Service::poll_ready(&mut self.inner, cx)
+    }
+
+    fn call(&mut self, request: http::Request<RequestBody>) -> Self::Future {
+        tower::Service::call(&mut self.inner, request)
     }
 }
 
@@ -346,57 +371,4 @@ where
             }
         })
     }
-}
-
-/// Reads a service error: unreachable (nothing sent) or a broken stream.
-pub(crate) fn classify(error: &BoxError) -> TransportError {
-    let cause = chain(error.as_ref());
-    if is_connect_failure(error.as_ref()) {
-        TransportError::Unreachable { cause }
-    } else {
-        TransportError::StreamBroken {
-            may_have_run: true,
-            cause,
-        }
-    }
-}
-
-/// Whether the error is known to have come before any byte of the request
-/// was written: hyper-util's connect errors (DNS, refused, connect
-/// timeout, TLS handshake, proxy tunnel), or a refused connection anywhere
-/// in the chain (what a custom service's own connect says). A timed-out
-/// or unreachable host is not enough: an established socket reports the
-/// same after the request was written, and the client re-sends what was
-/// `Unreachable`.
-fn is_connect_failure(error: &(dyn StdError + 'static)) -> bool {
-    let mut current = Some(error);
-    while let Some(e) = current {
-        if let Some(h) = e.downcast_ref::<hyper_util::client::legacy::Error>()
-            && h.is_connect()
-        {
-            return true;
-        }
-        if let Some(io) = e.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::ConnectionRefused
-        {
-            return true;
-        }
-        current = e.source();
-    }
-    false
-}
-
-/// An error and its sources, joined.
-pub(crate) fn chain(error: &(dyn StdError + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut current = error.source();
-    while let Some(e) = current {
-        let next = e.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        current = e.source();
-    }
-    text
 }

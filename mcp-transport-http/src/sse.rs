@@ -40,7 +40,7 @@ impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadError::TooLarge(e) => e.fmt(f),
-            ReadError::Body(e) => f.write_str(&crate::service::chain(e.as_ref())),
+            ReadError::Body(e) => f.write_str(&crate::error::chain(e.as_ref())),
         }
     }
 }

@@ -541,7 +541,7 @@ fn read_limited(
                 may_have_run: true,
                 cause: format!(
                     "the response body failed: {}",
-                    crate::service::chain(e.as_ref())
+                    crate::error::chain(e.as_ref())
                 ),
             })?;
             if let Ok(data) = frame.into_data() {

@@ -1,6 +1,6 @@
-//! The 2024-11-05 HTTP+SSE transport, a fallback for a server that refuses
-//! a legacy `initialize` POST: a GET stream whose `endpoint` event names
-//! where to POST.
+//! The 2024-11-05 HTTP+SSE wire, a fallback for a server that refuses a
+//! legacy `initialize` POST: a GET stream whose `endpoint` event names
+//! where to POST, and which carries every answer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,9 +19,31 @@ use crate::url::{Origin, resolve};
 
 use super::Shared;
 use super::answer::content_type;
+use super::wire::Outgoing;
 
 /// How long the HTTP+SSE fallback waits for the `endpoint` event.
 const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
+
+/// Sends a request over HTTP+SSE: POSTed to the endpoint, its answer
+/// coming on the GET stream.
+pub(super) async fn exchange(shared: &Arc<Shared>, out: Outgoing) -> Result<(), TransportError> {
+    let Message::Request(request) = &out.message else {
+        return Ok(());
+    };
+    let merged;
+    let message = match &out.shared {
+        Some(s) => {
+            let mut request = request.clone();
+            request.params = s.merge_into(request.params.take());
+            merged = Message::Request(request);
+            &merged
+        }
+        None => &out.message,
+    };
+    let posted = shared.post_old(message, &out.extra, Some(out.taken)).await;
+    let _ = out.head.send(());
+    posted
+}
 
 impl Shared {
     /// Where the server of the 2024-11-05 transport said to POST, once it

@@ -3,17 +3,23 @@
 //!
 //! This file holds the transport's state and its [`Transport`] face; each
 //! part of the wire has a file of its own: `writer` (the queue, in order),
-//! `send` (one HTTP request: headers, redirects, challenges), `answer`
-//! (JSON and SSE answers, resumption, error statuses), `get_stream` (the
-//! legacy GET stream), `fallback` (2024-11-05 HTTP+SSE) and `provider`
-//! (the authorization seam).
+//! `wire` (which of the three wires a request takes, and what each wire's
+//! exchange is given), one file per wire's exchange (`modern`, 2026-07-28;
+//! `session`, the session-based Streamable HTTP of 2025-03-26 to
+//! 2025-11-25; `fallback`, 2024-11-05 HTTP+SSE), `send` (one HTTP request:
+//! the headers of its era and session), `answer` (JSON and SSE answers,
+//! resumption, error statuses) and `get_stream` (the legacy GET stream).
+//! Redirects and authorization are layers of the HTTP service
+//! (`crate::redirect`, `crate::authorization`).
 
 mod answer;
 mod driven;
 mod fallback;
 mod get_stream;
-mod provider;
+mod modern;
 mod send;
+mod session;
+mod wire;
 mod writer;
 
 use std::collections::HashMap;
@@ -36,11 +42,10 @@ use serde_json::{Map, Value};
 use tokio::task::AbortHandle;
 use tracing::Instrument;
 
-use crate::service::HttpService;
+use crate::service::{HttpService, ResponseBody};
 use crate::url::Origin;
 
 use self::driven::{Driven, Driver, InRuntime};
-pub use self::provider::{AuthChallenge, HeaderProvider};
 use self::send::insert;
 use self::writer::{InFlight, write_loop};
 
@@ -59,11 +64,12 @@ pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub(crate) struct Config {
     pub(crate) url: Uri,
     pub(crate) origin: Origin,
+    /// The HTTP client with the redirect and authorization layers on.
     pub(crate) service: HttpService,
     pub(crate) headers: HeaderMap,
-    pub(crate) provider: Option<Arc<dyn HeaderProvider>>,
+    /// Whether the service authorizes (a header provider was given).
+    pub(crate) authorized: bool,
     pub(crate) max_message_size: usize,
-    pub(crate) max_redirects: usize,
     pub(crate) close_timeout: Duration,
     pub(crate) notification_timeout: Duration,
     pub(crate) get_stream: bool,
@@ -524,6 +530,25 @@ impl Shared {
     /// The requests started on their callers' calls since the last look.
     fn take_started(&self) -> InFlight {
         std::mem::take(&mut *self.started_lock())
+    }
+
+    /// What a successful `initialize` answer says, whatever its wire: the
+    /// session the server opened (or a stateless server's none) replaces
+    /// an expired one.
+    fn note_initialize_answer(&self, response: &http::Response<ResponseBody>, initialize: bool) {
+        if !initialize || !response.status().is_success() {
+            return;
+        }
+        let session = response
+            .headers()
+            .get(SESSION_ID_HEADER)
+            .and_then(|v| v.to_str().ok());
+        let mut state = self.state();
+        if let Some(session) = session {
+            tracing::debug!("the server opened a session");
+            state.open_session(session.to_owned());
+        }
+        state.expired = None;
     }
 
     fn is_legacy(&self) -> bool {

@@ -1,18 +1,19 @@
-//! One HTTP request out: the headers of its era and session, the header
-//! provider's additions, same-origin redirects and authorization challenges.
+//! One HTTP request out: the headers of its era and session. Redirects and
+//! authorization are layers of the service it goes through (see
+//! `crate::authorization`).
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE, LOCATION, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use mcp_protocol::headers::encode_header_value;
 use mcp_protocol::{Message, ProtocolVersion};
 use mcp_transport::{SharedMeta, Transport, TransportError};
 use tokio::sync::oneshot;
 
-use crate::service::{RequestBody, ResponseBody, classify};
-use crate::url::{Origin, resolve};
+use crate::authorization::PauseTimers;
+use crate::failure::classify;
+use crate::service::{RequestBody, ResponseBody};
 
-use super::provider::{AuthChallenge, is_dpop_nonce_challenge};
 use super::{
     ACCEPT_BOTH, METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER, Shared,
     mcp_name, message_meta, modern_version_of,
@@ -92,6 +93,30 @@ impl Shared {
         headers
     }
 
+    /// POSTs a request (a Streamable HTTP wire's, modern or
+    /// session-based) to the server's URL, the shared `_meta` spliced into
+    /// its body as the text made once.
+    pub(super) async fn post_request(
+        &self,
+        message: &Message,
+        shared: Option<&SharedMeta>,
+        headers: &HeaderMap,
+        taken: oneshot::Sender<bool>,
+    ) -> Result<http::Response<ResponseBody>, TransportError> {
+        let body = match (message, shared) {
+            (Message::Request(request), Some(s)) => {
+                let mut body = Vec::new();
+                s.encode_request_line(request, &mut body);
+                // A body, not a line.
+                body.pop();
+                body
+            }
+            _ => serde_json::to_vec(message).unwrap_or_default(),
+        };
+        self.send(Method::POST, headers, Bytes::from(body), Some(taken))
+            .await
+    }
+
     /// Sends one HTTP request to the server's URL: see [`send_to`](Self::send_to).
     pub(super) async fn send(
         &self,
@@ -104,15 +129,15 @@ impl Shared {
         self.send_to(url, method, headers, body, taken).await
     }
 
-    /// Sends one HTTP request, following same-origin 307/308 redirects
-    /// only, adding the provider's headers at each hop.
+    /// Sends one HTTP request through the service, whose layers follow
+    /// same-origin redirects and add the header provider's headers.
     pub(super) async fn send_to(
         &self,
         url: Uri,
         method: Method,
         headers: &HeaderMap,
         body: Bytes,
-        mut taken: Option<oneshot::Sender<bool>>,
+        taken: Option<oneshot::Sender<bool>>,
     ) -> Result<http::Response<ResponseBody>, TransportError> {
         // Once the transport is closed only the session's `DELETE` leaves:
         // a request, a resumption or a reopened stream would go without
@@ -120,140 +145,25 @@ impl Shared {
         if method != Method::DELETE && !self.engine.is_alive() {
             return Err(TransportError::Closed);
         }
-        let mut uri = url;
-        let mut hops = 0;
-        let mut challenged = false;
-        let mut nonce_challenged = false;
-        loop {
-            let body = match taken.take() {
-                Some(t) => RequestBody::signalling(body.clone(), t),
-                None => RequestBody::new(body.clone()),
-            };
-            let mut request = http::Request::new(body);
-            *request.method_mut() = method.clone();
-            *request.uri_mut() = uri.clone();
-            *request.headers_mut() = headers.clone();
-            if let Some(provider) = &self.config.provider {
-                let (mut parts, body) = request.into_parts();
-                let added =
-                    provider
-                        .headers(&parts)
-                        .await
-                        .map_err(|e| TransportError::Credentials {
-                            cause: format!(
-                                "the header provider failed: {}",
-                                crate::service::chain(e.as_ref())
-                            ),
-                        })?;
-                let mut last = None;
-                for (name, value) in added {
-                    let name = match name {
-                        Some(n) => {
-                            last = Some(n.clone());
-                            n
-                        }
-                        None => match &last {
-                            Some(n) => n.clone(),
-                            None => continue,
-                        },
-                    };
-                    parts.headers.insert(name, value);
-                }
-                request = http::Request::from_parts(parts, body);
-            }
-            let response = self
-                .config
-                .service
-                .call(request)
-                .await
-                .map_err(|e| classify(&e))?;
-            let status = response.status();
-            if let Some(provider) = &self.config.provider {
-                provider.on_response(&uri, status, response.headers());
-            }
-            let www_authenticate = response
-                .headers()
-                .get(WWW_AUTHENTICATE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            // A nonce challenge has its own try (see `on_challenge`).
-            let for_nonce = status == StatusCode::UNAUTHORIZED
-                && www_authenticate
-                    .as_deref()
-                    .is_some_and(is_dpop_nonce_challenge);
-            let spent = if for_nonce {
-                &mut nonce_challenged
-            } else {
-                &mut challenged
-            };
-            if (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
-                && !*spent
-                && let Some(provider) = &self.config.provider
-            {
-                *spent = true;
-                let challenge = AuthChallenge {
-                    status: status.as_u16(),
-                    www_authenticate,
-                    method: method.clone(),
-                    uri: uri.clone(),
-                    headers: response.headers().clone(),
-                };
-                // An authorization may need a person (a browser, a
-                // consent page): it has the authorizer's own bound, not
-                // the requests'. Their timers stand still meanwhile, as
-                // while a person answers a server's elicitation.
-                let answered = {
-                    let _pause = self.engine.pause_timers();
-                    provider.on_challenge(&challenge).await
-                };
-                if answered {
-                    tracing::debug!(status = status.as_u16(), "sending again after a challenge");
-                    continue;
-                }
-                return Ok(response);
-            }
-            if !status.is_redirection() {
-                return Ok(response);
-            }
-            let location = response
-                .headers()
-                .get(LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_owned();
-            let refuse = |reason: String| TransportError::RedirectRefused {
-                status: status.as_u16(),
-                location: location.clone(),
-                reason,
-            };
-            if status != StatusCode::TEMPORARY_REDIRECT && status != StatusCode::PERMANENT_REDIRECT
-            {
-                return Err(refuse(
-                    "only 307 and 308 keep the method and body, and only they are followed".into(),
-                ));
-            }
-            let Some(next) = resolve(&uri, &location) else {
-                return Err(refuse("its Location is not a valid URL".into()));
-            };
-            if Origin::of(&next).as_ref() != Some(&self.config.origin) {
-                tracing::warn!(
-                    location = %mcp_transport::record::redact_url(&location.to_string()),
-                    "refused a redirect to another origin"
-                );
-                return Err(refuse(
-                    "it leads to another origin, where nothing was sent".into(),
-                ));
-            }
-            hops += 1;
-            if hops > self.config.max_redirects {
-                return Err(refuse(format!(
-                    "more than {} redirects",
-                    self.config.max_redirects
-                )));
-            }
-            tracing::debug!(%next, "following a same-origin redirect");
-            uri = next;
+        let body = match taken {
+            Some(t) => RequestBody::signalling(body, t),
+            None => RequestBody::new(body),
+        };
+        let mut request = http::Request::new(body);
+        *request.method_mut() = method;
+        *request.uri_mut() = url;
+        *request.headers_mut() = headers.clone();
+        if self.config.authorized {
+            // A challenge's answer holds this connection's timers still.
+            request
+                .extensions_mut()
+                .insert(PauseTimers(self.engine.clone()));
         }
+        self.config
+            .service
+            .call(request)
+            .await
+            .map_err(|e| classify(&e))
     }
 }
 

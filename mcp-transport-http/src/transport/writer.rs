@@ -5,15 +5,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, Method};
+use http::Method;
 use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_INITIALIZED};
 use mcp_protocol::{Message, Request, RequestId};
-use mcp_transport::{Outbound, OutboundReceiver, SharedMeta, TransportError};
+use mcp_transport::{Outbound, OutboundReceiver, TransportError};
 use tokio::sync::oneshot;
 use tracing::Instrument;
 
 use super::driven::{Driver, Exchange};
-use super::{SESSION_ID_HEADER, Shared, modern_version_of};
+use super::wire::{Outgoing, Wire};
+use super::{Shared, fallback, modern, modern_version_of, session};
 
 /// How long the message after `notifications/initialized` waits for the
 /// GET stream's response head.
@@ -256,11 +257,17 @@ impl Shared {
         let (taken_tx, taken_rx) = oneshot::channel();
         let shared = self.clone();
         let shutdown = self.engine.shutdown_token();
-        let exchange = async move {
-            shared
-                .exchange(message, shared_meta, headers, prepared, head_tx, taken_tx)
-                .await;
+        let (prepared, sent_under) = prepared;
+        let out = Outgoing {
+            message,
+            shared: shared_meta,
+            extra: headers,
+            headers: prepared,
+            sent_under,
+            head: head_tx,
+            taken: taken_tx,
         };
+        let exchange = async move { shared.exchange(out).await };
         let closed = stream;
         let exchange = Box::pin(
             async move {
@@ -283,119 +290,20 @@ impl Shared {
         Some((started, exchange))
     }
 
-    /// One request's POST and its answer, on the task `start_request`
-    /// spawned or in its caller's task (see `driven`): over the 2024-11-05 endpoint when the connection speaks
-    /// that transport, and falling back to it when a legacy `initialize`
-    /// is refused.
-    async fn exchange(
-        self: &Arc<Self>,
-        message: Message,
-        shared: Option<SharedMeta>,
-        extra: Vec<(String, String)>,
-        (headers, sent_under): (HeaderMap, Option<u64>),
-        head: oneshot::Sender<()>,
-        taken: oneshot::Sender<bool>,
-    ) {
-        let Message::Request(request) = &message else {
+    /// One request's exchange, on the task `start_request` spawned or in
+    /// its caller's task (see `driven`), over the wire it takes.
+    async fn exchange(self: &Arc<Self>, out: Outgoing) {
+        let Message::Request(request) = &out.message else {
             return;
         };
         let id = request.id.clone();
-        let initialize = request.method == INITIALIZE;
-        let legacy = modern_version_of(request.meta(), shared.as_ref()).is_none();
-        if self.old_endpoint().is_some() {
-            // HTTP+SSE: the answer comes on the GET stream.
-            let merged;
-            let message = match &shared {
-                Some(s) => {
-                    let mut request = request.clone();
-                    request.params = s.merge_into(request.params.take());
-                    merged = Message::Request(request);
-                    &merged
-                }
-                None => &message,
-            };
-            let posted = self.post_old(message, &extra, Some(taken)).await;
-            let _ = head.send(());
-            if let Err(e) = posted {
-                self.engine.fail_request(&id, e);
-            }
-            return;
-        }
-        if let Some(epoch) = sent_under {
-            // The session this request carries ended after it was queued
-            // (another request met its expiry, and maybe a new one was
-            // opened since): the server would only refuse it, so it fails
-            // as that one did, and the client retries it on the new
-            // session. Requests do not wait for one another, so this one
-            // may start after the expiry was known.
-            let state = self.state();
-            let gone = state.session_epoch != epoch || state.expired.is_some();
-            let status = state.expired.unwrap_or(404);
-            drop(state);
-            if gone {
-                tracing::debug!("not sent: the session it carries has expired");
-                self.engine
-                    .fail_request(&id, TransportError::SessionExpired { status });
-                return;
-            }
-        }
-        let body = match &shared {
-            Some(s) => {
-                let mut body = Vec::new();
-                s.encode_request_line(request, &mut body);
-                // A body, not a line.
-                body.pop();
-                body
-            }
-            None => serde_json::to_vec(&message).unwrap_or_default(),
+        let modern = modern_version_of(request.meta(), out.shared.as_ref()).is_some();
+        let outcome = match Wire::of(self.old_endpoint().is_some(), modern) {
+            Wire::HttpSse => fallback::exchange(self, out).await,
+            Wire::Modern => modern::exchange(self, out).await,
+            Wire::Session => session::exchange(self, out).await,
         };
-        let response = match self
-            .send(Method::POST, &headers, Bytes::from(body), Some(taken))
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => {
-                self.engine.fail_request(&id, e);
-                return;
-            }
-        };
-        if initialize
-            && response.status().is_success()
-            && let Some(session) = response
-                .headers()
-                .get(SESSION_ID_HEADER)
-                .and_then(|v| v.to_str().ok())
-        {
-            tracing::debug!("the server opened a session");
-            self.state().open_session(session.to_owned());
-        }
-        if initialize && response.status().is_success() {
-            // A new session (or a stateless server's none) replaces the
-            // expired one.
-            self.state().expired = None;
-        }
-        let _ = head.send(());
-        if let Err(e) = self
-            .read_answer(&id, response, sent_under, initialize, legacy)
-            .await
-        {
-            let refused = matches!(
-                e,
-                TransportError::Http {
-                    status: 400 | 404 | 405,
-                    ..
-                }
-            );
-            if initialize && legacy && refused && self.config.sse_fallback {
-                match self.fallback_to_sse(request).await {
-                    Ok(()) => return,
-                    Err(Some(other)) => {
-                        self.engine.fail_request(&id, other);
-                        return;
-                    }
-                    Err(None) => {}
-                }
-            }
+        if let Err(e) = outcome {
             self.engine.fail_request(&id, e);
         }
     }

@@ -1,5 +1,6 @@
-//! The seam for authorization: headers added to every HTTP request, and
-//! the challenges (401, 403) a provider may answer.
+//! The seam between the authorization layer and what authorizes: headers
+//! added to every HTTP request, and the challenges (401, 403) a provider
+//! may answer.
 
 use futures::future::BoxFuture;
 use http::{HeaderMap, Method, StatusCode, Uri};
@@ -9,6 +10,11 @@ use crate::error::BoxError;
 /// Adds headers to every HTTP request the transport sends, each time it
 /// sends one (redirect hops and `DELETE` included): the seam for
 /// authorization, which may refresh a token before answering.
+///
+/// The [`AuthorizationLayer`](crate::AuthorizationLayer) asks it, and the
+/// transport puts that layer over its [`HttpService`](crate::HttpService)
+/// when given a provider with
+/// [`header_provider`](crate::HttpTransportBuilder::header_provider).
 ///
 /// Headers it returns replace configured ones of the same name. An error
 /// fails the request with [`TransportError::Credentials`](mcp_transport::TransportError::Credentials) (nothing was
@@ -94,7 +100,7 @@ pub trait HeaderProvider: Send + Sync + 'static {
 
 /// Whether a `WWW-Authenticate` value is a DPoP challenge for a nonce
 /// (RFC 9449 §9): the scheme `DPoP` and `error="use_dpop_nonce"`.
-pub(super) fn is_dpop_nonce_challenge(value: &str) -> bool {
+pub(crate) fn is_dpop_nonce_challenge(value: &str) -> bool {
     let value = value.trim_start();
     value
         .get(..5)
