@@ -120,7 +120,7 @@ impl Client {
     /// Whether calls carry `Mcp-Param-*` headers: modern, over a
     /// transport that sends headers.
     fn sends_param_headers(&self) -> bool {
-        self.era() == Era::Modern && self.session.transport().sends_headers()
+        self.era() == Era::Modern && self.session.transport().profile().sends_headers
     }
 
     /// Runs `send` with the call's `Mcp-Param-*` headers, from the tool's

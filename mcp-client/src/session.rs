@@ -306,7 +306,7 @@ impl Session {
         let mut retried = false;
         // Sessions expire and streams break only on transports that answer
         // every request over a connection of their own (HTTP).
-        let recoverable = self.transport().answers_every_request();
+        let recoverable = self.transport().profile().answers_every_request;
         let (mut renewed, mut resent, mut restarted) = (false, false, false);
         // Waiting for a supervised connection's restart takes from the
         // call's own time, however many restarts it waits for.
@@ -351,7 +351,7 @@ impl Session {
                 &extra,
                 token,
                 level.as_ref(),
-                transport.takes_shared_meta(),
+                transport.profile().takes_shared_meta,
             );
             let request = Request::new(id, method, attempt.params);
             let mut transport_options = self.transport_options(method, options);
