@@ -32,10 +32,10 @@ impl Client {
     /// with a warning, as the spec asks.
     pub fn list_tools(&self) -> Page<'_, ListTools> {
         Page::new(self, |client, result: &mut ListToolsResult| {
-            drop_invalid_tools(&mut result.tools);
-            client.session.output_schemas.learn(&result.tools);
-            client.session.input_schemas.learn(&result.tools);
-            client.session.recovery.learn_tools(&result.tools);
+            drop_invalid_tools(&mut result.items);
+            client.session.output_schemas.learn(&result.items);
+            client.session.input_schemas.learn(&result.items);
+            client.session.recovery.learn_tools(&result.items);
         })
     }
 
@@ -56,7 +56,7 @@ impl Client {
         self.paginate(
             m::TOOLS_LIST,
             |c| self.list_tools().maybe_after(c).into_future(),
-            |r: ListToolsResult| (r.tools, r.next_cursor),
+            |r: ListToolsResult| (r.items, r.next_cursor),
         )
         .await
     }
@@ -158,7 +158,7 @@ impl Client {
                             .options(&fresh)
                             .into_future()
                     },
-                    |r: ListToolsResult| (r.tools, r.next_cursor),
+                    |r: ListToolsResult| (r.items, r.next_cursor),
                 ))
                 .await?;
                 options.headers = self.param_headers(params);
@@ -281,7 +281,7 @@ impl Client {
         self.paginate(
             m::RESOURCES_LIST,
             |c| self.list_resources().maybe_after(c).into_future(),
-            |r: ListResourcesResult| (r.resources, r.next_cursor),
+            |r: ListResourcesResult| (r.items, r.next_cursor),
         )
         .await
     }
@@ -297,7 +297,7 @@ impl Client {
         self.paginate(
             m::RESOURCES_TEMPLATES_LIST,
             |c| self.list_resource_templates().maybe_after(c).into_future(),
-            |r: ListResourceTemplatesResult| (r.resource_templates, r.next_cursor),
+            |r: ListResourceTemplatesResult| (r.items, r.next_cursor),
         )
         .await
     }
@@ -359,7 +359,7 @@ impl Client {
         self.paginate(
             m::PROMPTS_LIST,
             |c| self.list_prompts().maybe_after(c).into_future(),
-            |r: ListPromptsResult| (r.prompts, r.next_cursor),
+            |r: ListPromptsResult| (r.items, r.next_cursor),
         )
         .await
     }
