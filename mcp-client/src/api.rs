@@ -33,10 +33,10 @@ impl Client {
     /// with a warning, as the spec asks.
     pub fn list_tools(&self) -> Page<'_, ListTools> {
         Page::new(self, |client, result: &mut ListToolsResult| {
-            drop_invalid_tools(&mut result.tools);
-            client.session.output_schemas.learn(&result.tools);
-            client.session.input_schemas.learn(&result.tools);
-            client.session.resend.learn_tools(&result.tools);
+            drop_invalid_tools(&mut result.items);
+            client.session.output_schemas.learn(&result.items);
+            client.session.input_schemas.learn(&result.items);
+            client.session.resend.learn_tools(&result.items);
         })
     }
 
@@ -57,7 +57,7 @@ impl Client {
         self.paginate(
             m::TOOLS_LIST,
             |c| self.list_tools().maybe_after(c).into_future(),
-            |r: ListToolsResult| (r.tools, r.next_cursor),
+            |r: ListToolsResult| (r.items, r.next_cursor),
         )
         .await
     }
@@ -121,7 +121,7 @@ impl Client {
     /// Whether calls carry `Mcp-Param-*` headers: modern, over a
     /// transport that sends headers.
     fn sends_param_headers(&self) -> bool {
-        self.era() == Era::Modern && self.session.transport().sends_headers()
+        self.era() == Era::Modern && self.session.transport().profile().sends_headers
     }
 
     /// Runs `send` with the call's `Mcp-Param-*` headers, from the tool's
@@ -159,7 +159,7 @@ impl Client {
                             .options(&fresh)
                             .into_future()
                     },
-                    |r: ListToolsResult| (r.tools, r.next_cursor),
+                    |r: ListToolsResult| (r.items, r.next_cursor),
                 ))
                 .await?;
                 options.headers = self.param_headers(params);
@@ -282,7 +282,7 @@ impl Client {
         self.paginate(
             m::RESOURCES_LIST,
             |c| self.list_resources().maybe_after(c).into_future(),
-            |r: ListResourcesResult| (r.resources, r.next_cursor),
+            |r: ListResourcesResult| (r.items, r.next_cursor),
         )
         .await
     }
@@ -298,7 +298,7 @@ impl Client {
         self.paginate(
             m::RESOURCES_TEMPLATES_LIST,
             |c| self.list_resource_templates().maybe_after(c).into_future(),
-            |r: ListResourceTemplatesResult| (r.resource_templates, r.next_cursor),
+            |r: ListResourceTemplatesResult| (r.items, r.next_cursor),
         )
         .await
     }
@@ -360,7 +360,7 @@ impl Client {
         self.paginate(
             m::PROMPTS_LIST,
             |c| self.list_prompts().maybe_after(c).into_future(),
-            |r: ListPromptsResult| (r.prompts, r.next_cursor),
+            |r: ListPromptsResult| (r.items, r.next_cursor),
         )
         .await
     }

@@ -111,7 +111,7 @@ impl Client {
     /// use mcp_protocol::types::PaginatedRequestParams;
     ///
     /// let page = client.request::<ListTools>(PaginatedRequestParams::new()).await?;
-    /// println!("{} tools", page.tools.len());
+    /// println!("{} tools", page.items.len());
     /// # Ok(()) }
     /// ```
     pub async fn request<M: RequestMethod>(&self, params: M::Params) -> Result<M::Result> {

@@ -159,7 +159,7 @@ impl Connecting<'_> {
             // a fault, not an era, and the probe timeout is the request's
             // own timer, which the transport holds still while an
             // authorization (a person, maybe) answers a 401.
-            let every = transport.answers_every_request();
+            let every = transport.profile().answers_every_request;
             let options = if every {
                 options.timeout(self.config.probe_timeout)
             } else {
@@ -256,7 +256,7 @@ impl Connecting<'_> {
                 TransportError::Rpc { code, .. } => {
                     return Ok(Probe::Legacy(Reached::LegacyAfterProbeError { code }));
                 }
-                TransportError::Timeout { .. } if !transport.answers_every_request() => {
+                TransportError::Timeout { .. } if !transport.profile().answers_every_request => {
                     return Ok(Probe::Legacy(Reached::LegacyAfterSilence));
                 }
                 // A malformed answer is no DiscoverResult: legacy evidence.

@@ -26,7 +26,7 @@ use crate::options::CallOptions;
 /// let first = client.list_tools().await?;
 /// if let Some(cursor) = first.next_cursor {
 ///     let next = client.list_tools().after(cursor).options(&CallOptions::new().bypass_cache()).await?;
-///     println!("{} more", next.tools.len());
+///     println!("{} more", next.items.len());
 /// }
 /// # Ok(())
 /// # }

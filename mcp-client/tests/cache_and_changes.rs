@@ -111,7 +111,7 @@ async fn a_failed_refetch_serves_stale_data_marked_as_such() {
         Source::StaleCache(e) => assert!(e.is_timeout(), "{e}"),
         other => panic!("expected a stale answer, got {other:?}"),
     }
-    assert_eq!(stale.value.tools[0].name, "t");
+    assert_eq!(stale.value.items[0].name, "t");
     // The plain typed call reports the failure instead.
     assert!(client.list_tools().await.unwrap_err().is_timeout());
 }

@@ -13,6 +13,7 @@ use mcp_client::Client;
 use mcp_protocol::{Notification, Request};
 use mcp_transport::{
     ConnectionHandlers, Connector, RequestOptions, ResponseFuture, Transport, TransportError,
+    TransportProfile,
 };
 use serde_json::json;
 
@@ -42,8 +43,8 @@ impl Transport for Recording {
     fn is_alive(&self) -> bool {
         self.inner.is_alive()
     }
-    fn sends_headers(&self) -> bool {
-        self.headers
+    fn profile(&self) -> TransportProfile {
+        TransportProfile::new().sends_headers(self.headers)
     }
 }
 

@@ -276,7 +276,7 @@ async fn an_http_server_that_comes_back_is_connected_again() {
     .await
     .unwrap()
     .expect("the list reaches the server once it is back");
-    assert!(listed.tools.iter().any(|t| t.name == "echo"));
+    assert!(listed.items.iter().any(|t| t.name == "echo"));
     let _server = back.await.unwrap();
     let result = client
         .call_tool("echo", json!({"text": "two"}))
@@ -711,7 +711,7 @@ async fn maintenance_window(config: fn() -> mcp_testkit::fake::FakeConfig) {
         .expect("the call made in the window ends")
         .unwrap()
         .expect("the call made in the window succeeds once the server is back");
-    assert!(during.tools.iter().any(|t| t.name == "echo"));
+    assert!(during.items.iter().any(|t| t.name == "echo"));
     assert!(began.elapsed() >= Duration::from_millis(7500));
     let _second = window.await.unwrap();
     for text in ["after", "later"] {
@@ -874,7 +874,7 @@ async fn calls_shorter_than_the_backoff_reconnect_once_the_server_is_back() {
     for _ in 0..20 {
         match tokio::time::timeout(BOUND, short()).await.unwrap() {
             Ok(listed) => {
-                assert!(listed.tools.iter().any(|t| t.name == "echo"));
+                assert!(listed.items.iter().any(|t| t.name == "echo"));
                 client.close().await;
                 return;
             }
@@ -1037,7 +1037,7 @@ async fn a_tool_call_met_by_a_503_is_not_sent_again() {
     .await
     .unwrap()
     .expect("the next call reaches the server");
-    assert!(listed.tools.iter().any(|t| t.name == "echo"));
+    assert!(listed.items.iter().any(|t| t.name == "echo"));
     let restarted = tokio::time::timeout(BOUND, async {
         loop {
             match events.recv().await {

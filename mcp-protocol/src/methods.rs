@@ -111,7 +111,7 @@ pub trait RequestMethod {
     /// use mcp_protocol::methods::{ListTools, RequestMethod};
     /// let value = serde_json::json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]});
     /// let list = ListTools::result_from_value(value).unwrap();
-    /// assert_eq!(list.tools[0].name, "echo");
+    /// assert_eq!(list.items[0].name, "echo");
     /// ```
     fn result_from_value(value: Value) -> Result<Self::Result, serde_json::Error> {
         serde_json::from_value(value)
@@ -192,9 +192,9 @@ request_methods! {
     /// `tools/call`.
     CallTool = TOOLS_CALL, CallToolRequestParams => CallToolResult [moved], input = true;
     /// `resources/list`.
-    ListResources = RESOURCES_LIST, PaginatedRequestParams => ListResourcesResult, harmless = true;
+    ListResources = RESOURCES_LIST, PaginatedRequestParams => ListResourcesResult [moved], harmless = true;
     /// `resources/templates/list`.
-    ListResourceTemplates = RESOURCES_TEMPLATES_LIST, PaginatedRequestParams => ListResourceTemplatesResult, harmless = true;
+    ListResourceTemplates = RESOURCES_TEMPLATES_LIST, PaginatedRequestParams => ListResourceTemplatesResult [moved], harmless = true;
     /// `resources/read`.
     ReadResource = RESOURCES_READ, ReadResourceRequestParams => ReadResourceResult, input = true, harmless = true;
     /// `resources/subscribe` (legacy).
@@ -202,7 +202,7 @@ request_methods! {
     /// `resources/unsubscribe` (legacy).
     Unsubscribe = RESOURCES_UNSUBSCRIBE, UnsubscribeRequestParams => EmptyResult, harmless = true;
     /// `prompts/list`.
-    ListPrompts = PROMPTS_LIST, PaginatedRequestParams => ListPromptsResult, harmless = true;
+    ListPrompts = PROMPTS_LIST, PaginatedRequestParams => ListPromptsResult [moved], harmless = true;
     /// `prompts/get`.
     GetPrompt = PROMPTS_GET, GetPromptRequestParams => GetPromptResult, input = true, harmless = true;
     /// `completion/complete`.
@@ -222,7 +222,7 @@ request_methods! {
     /// `tasks/result` of 2025-11-25: the task's original result, raw.
     GetTaskPayload = TASKS_RESULT, TaskIdParams => Value, harmless = true;
     /// `tasks/list` of 2025-11-25.
-    ListTasks = TASKS_LIST, PaginatedRequestParams => ListTasksResult, harmless = true;
+    ListTasks = TASKS_LIST, PaginatedRequestParams => ListTasksResult [moved], harmless = true;
     /// `tasks/cancel` of 2025-11-25.
     CancelTask = TASKS_CANCEL, TaskIdParams => CancelTaskResult;
     /// `tasks/get` of the tasks extension (2026-07-28+).

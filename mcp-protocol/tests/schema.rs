@@ -483,6 +483,9 @@ fn legacy_messages_validate_against_2025_11_25() {
         "GetTaskRequest",
         &request::<methods::GetTask>(3, &TaskIdParams::new("t1")),
     );
+    let tasks = ListTasksResult::new(vec![task.clone()]).with_next_cursor("2");
+    assert_legacy_clean(&to_json(&tasks));
+    valid(r, "ListTasksResult", &to_json(&tasks));
 
     let mut url = ElicitRequestUrlParams::new("Sign in", "https://example.com/login");
     url.elicitation_id = Some("e-1".into());

@@ -131,7 +131,7 @@ async fn shared_meta_is_spliced_into_the_body_and_makes_the_request_modern() {
     let transport = HttpTransportBuilder::new(server.url())
         .build(ConnectionHandlers::discard())
         .unwrap();
-    assert!(transport.takes_shared_meta());
+    assert!(transport.profile().takes_shared_meta);
     let shared = SharedMeta::new(modern_meta().as_object().unwrap().clone());
 
     let call = Request::new(

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use mcp_protocol::{Notification, Request};
 use mcp_transport::{
-    ConnectionHandlers, Engine, GoneInfo, RequestOptions, ResponseFuture, Transport, TransportError,
+    ConnectionHandlers, Engine, GoneInfo, RequestOptions, ResponseFuture, Transport,
+    TransportError, TransportProfile,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::AbortHandle;
@@ -321,8 +322,8 @@ impl Transport for StreamTransport {
         self.engine.is_alive()
     }
 
-    fn takes_shared_meta(&self) -> bool {
-        self.engine.takes_shared_meta()
+    fn profile(&self) -> TransportProfile {
+        self.engine.profile()
     }
 }
 

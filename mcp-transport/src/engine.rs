@@ -34,7 +34,7 @@ use crate::correlation::{Correlator, Route};
 use crate::outbound::{Queue, Refused};
 use crate::{
     ConnectionHandlers, GoneInfo, Outbound, OutboundReceiver, RequestOptions, ResponseFuture,
-    Transport, TransportError, TransportEvent,
+    Transport, TransportError, TransportEvent, TransportProfile,
 };
 
 /// A [`Transport`] made of a message queue: see the module docs.
@@ -625,8 +625,9 @@ impl Transport for Engine {
         self.inner.alive.load(Ordering::Acquire)
     }
 
-    fn takes_shared_meta(&self) -> bool {
-        true
+    /// The engine splices the shared `_meta` into each request itself.
+    fn profile(&self) -> TransportProfile {
+        TransportProfile::new().takes_shared_meta(true)
     }
 }
 

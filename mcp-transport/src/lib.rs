@@ -3,7 +3,8 @@
 //! The client (`mcp-client`) knows the protocol: eras, handshakes, caching,
 //! multi round-trip requests, typed results. A transport knows how to get a
 //! message to a server and an answer back. This crate is the contract
-//! between the two: the [`Transport`] trait, the closed set of
+//! between the two: the [`Transport`] trait and the [`TransportProfile`]
+//! in which a transport describes itself, the closed set of
 //! [`TransportError`]s, per-request [`RequestOptions`], [`Listener`]s for
 //! inbound notifications (and typed [`TransportEvent`]s about the wire
 //! itself), and the [`Connector`] that makes fresh connections.
@@ -61,6 +62,27 @@
 //! lines to [`Engine::receive_inbound`]. `mcp-transport-stdio` is built
 //! this way.
 //!
+//! Last, say what your transport does beyond moving messages, in
+//! [`Transport::profile`]: whether it puts request headers on the wire,
+//! whether its wire answers every request (so that silence is a fault, not
+//! a legacy server keeping quiet), whether it puts the shared `_meta` on
+//! the wire itself. The client reads the [`TransportProfile`] to decide.
+//! The default says none of these; an HTTP transport says all three:
+//!
+//! ```
+//! use mcp_transport::TransportProfile;
+//!
+//! let http = TransportProfile::new()
+//!     .sends_headers(true)
+//!     .answers_every_request(true)
+//!     .takes_shared_meta(true);
+//! assert!(http.answers_every_request);
+//! assert_eq!(TransportProfile::new(), TransportProfile::default());
+//! ```
+//!
+//! A transport that wraps another usually forwards the inner one's
+//! profile, changing what its wrapping changes.
+//!
 //! # Recording
 //!
 //! [`record::Recorder`] wraps any [`Connector`] and writes the whole
@@ -78,6 +100,7 @@ mod handler;
 mod listener;
 mod options;
 mod outbound;
+mod profile;
 pub mod record;
 mod shared_meta;
 mod transport;
@@ -90,6 +113,7 @@ pub use handler::{ConnectionHandlers, ConnectionLimits, ServerRequestHandler};
 pub use listener::{DEFAULT_LISTENER_CAPACITY, Listener, ListenerStream, Tap};
 pub use options::RequestOptions;
 pub use outbound::{Outbound, OutboundReceiver};
+pub use profile::TransportProfile;
 pub use shared_meta::SharedMeta;
 pub use transport::{Connector, ResponseFuture, Transport};
 

@@ -48,8 +48,8 @@ pub struct RequestOptions {
     pub headers: Vec<(String, String)>,
     /// `_meta` members every request of the connection carries alike, for
     /// the transport to put on the wire; give them only to a transport
-    /// whose [`takes_shared_meta`](crate::Transport::takes_shared_meta)
-    /// is true, and merge them into the params otherwise.
+    /// whose [`profile`](crate::Transport::profile) says it
+    /// [`takes_shared_meta`](crate::TransportProfile::takes_shared_meta), and merge them into the params otherwise.
     pub shared_meta: Option<crate::SharedMeta>,
 }
 

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 ///
 /// A caller hands them to a transport with
 /// [`RequestOptions::shared_meta`](crate::RequestOptions::shared_meta) only
-/// when [`Transport::takes_shared_meta`](crate::Transport::takes_shared_meta)
+/// when its [`TransportProfile::takes_shared_meta`](crate::TransportProfile::takes_shared_meta)
 /// says it puts them on the wire; otherwise it merges them into the params
 /// itself with [`merge_into`](Self::merge_into). Either way the server sees
 /// the same `_meta`: these members, and the request's own members that do

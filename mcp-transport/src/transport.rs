@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use mcp_protocol::{Notification, Request};
 use serde_json::Value;
 
-use crate::{ConnectionHandlers, RequestOptions, TransportError};
+use crate::{ConnectionHandlers, RequestOptions, TransportError, TransportProfile};
 
 /// The future of a request's result: the `result` member, normalized (an
 /// absent `resultType` is `"complete"`), or a [`TransportError`].
@@ -64,29 +64,12 @@ pub trait Transport: Send + Sync {
     /// the transport is closed.
     fn is_alive(&self) -> bool;
 
-    /// Whether this transport puts [`RequestOptions::headers`] on the wire
-    /// (HTTP does; stdio does not). The client computes per-request headers
-    /// (`Mcp-Param-*`), and lists tools to learn them, only when it does.
-    fn sends_headers(&self) -> bool {
-        false
-    }
-
-    /// Whether the wire itself answers every request (HTTP: each POST gets
-    /// a response, from a server of any era). The era probe then reads a
-    /// probe that stays unanswered as a fault of the connection, not as a
-    /// legacy server keeping quiet, as it does over stdio.
-    fn answers_every_request(&self) -> bool {
-        false
-    }
-
-    /// Whether this transport puts
-    /// [`RequestOptions::shared_meta`](crate::RequestOptions::shared_meta)
-    /// on the wire itself (the [`Engine`](crate::Engine) does). When false,
-    /// the default, a caller merges the members into the params with
-    /// [`SharedMeta::merge_into`](crate::SharedMeta::merge_into) and gives
-    /// the transport none.
-    fn takes_shared_meta(&self) -> bool {
-        false
+    /// What the transport does beyond moving messages (whether it sends
+    /// request headers, whether its wire answers every request, whether it
+    /// takes the shared `_meta`). The default, [`TransportProfile::new`],
+    /// says none of these.
+    fn profile(&self) -> TransportProfile {
+        TransportProfile::new()
     }
 }
 
@@ -103,14 +86,8 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
     fn is_alive(&self) -> bool {
         (**self).is_alive()
     }
-    fn sends_headers(&self) -> bool {
-        (**self).sends_headers()
-    }
-    fn answers_every_request(&self) -> bool {
-        (**self).answers_every_request()
-    }
-    fn takes_shared_meta(&self) -> bool {
-        (**self).takes_shared_meta()
+    fn profile(&self) -> TransportProfile {
+        (**self).profile()
     }
 }
 
@@ -127,14 +104,8 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     fn is_alive(&self) -> bool {
         (**self).is_alive()
     }
-    fn sends_headers(&self) -> bool {
-        (**self).sends_headers()
-    }
-    fn answers_every_request(&self) -> bool {
-        (**self).answers_every_request()
-    }
-    fn takes_shared_meta(&self) -> bool {
-        (**self).takes_shared_meta()
+    fn profile(&self) -> TransportProfile {
+        (**self).profile()
     }
 }
 

@@ -122,7 +122,7 @@ async fn shared_meta_reaches_the_wire_spliced_or_merged() {
             } else {
                 Engine::new(ConnectionHandlers::discard())
             };
-            assert!(engine.takes_shared_meta());
+            assert!(engine.profile().takes_shared_meta);
             let _answer = engine.request(
                 Request::new(1, "tools/call", params.clone()),
                 RequestOptions::new().shared_meta(shared.clone()),

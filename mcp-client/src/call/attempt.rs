@@ -48,7 +48,7 @@ pub(crate) async fn request(
         spent: Spent::default(),
         own: None,
     };
-    let recoverable = session.transport().answers_every_request();
+    let recoverable = session.transport().profile().answers_every_request;
     // Waiting for a supervised connection's restart takes from the
     // call's own time, however many restarts it waits for.
     let deadline = Instant::now() + options.timeout.unwrap_or(session.config.request_timeout);
@@ -180,7 +180,7 @@ async fn attempt_once(
         &extra,
         token,
         level.as_ref(),
-        transport.takes_shared_meta(),
+        transport.profile().takes_shared_meta,
     );
     let request = Request::new(id, method, enveloped.params);
     let mut transport_options = transport_options(session, method, options);

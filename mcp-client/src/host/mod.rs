@@ -215,10 +215,45 @@ impl HostBuilder {
     }
 }
 
+/// What the host names across its servers, and routes calls of by name.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Tool,
+    Prompt,
+}
+
+impl Kind {
+    fn noun(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Prompt => "prompt",
+        }
+    }
+}
+
+/// Host-wide name to (server, the server's own name), by kind.
+type Table = HashMap<String, (String, String)>;
+
 #[derive(Default)]
 struct Routes {
-    tools: HashMap<String, (String, String)>,
-    prompts: HashMap<String, (String, String)>,
+    tools: Table,
+    prompts: Table,
+}
+
+impl Routes {
+    fn of(&self, kind: Kind) -> &Table {
+        match kind {
+            Kind::Tool => &self.tools,
+            Kind::Prompt => &self.prompts,
+        }
+    }
+
+    fn of_mut(&mut self, kind: Kind) -> &mut Table {
+        match kind {
+            Kind::Tool => &mut self.tools,
+            Kind::Prompt => &mut self.prompts,
+        }
+    }
 }
 
 struct Entry {
@@ -433,31 +468,17 @@ impl Host {
         let listed = self
             .gather(|c| async move { c.list_all_tools().await })
             .await;
-        let pairs: Vec<(&str, &str)> = listed
-            .iter()
-            .map(|(s, t)| (s.as_str(), t.name.as_str()))
-            .collect();
-        let names = self.inner.naming.names(&pairs);
-        let tools: Vec<HostTool> = listed
-            .iter()
-            .zip(names)
-            .map(|((server, tool), name)| HostTool {
-                name,
-                server: server.clone(),
-                tool: tool.clone(),
-            })
-            .collect();
-        let mut routes = self.inner.routes.write().unwrap_or_else(|p| p.into_inner());
-        routes.tools = tools
-            .iter()
-            .map(|t| (t.name.clone(), (t.server.clone(), t.tool.name.clone())))
-            .collect();
-        tools
+        self.name_and_route(
+            Kind::Tool,
+            listed,
+            |t| &t.name,
+            |name, server, tool| HostTool { name, server, tool },
+        )
     }
 
     /// Calls a tool by its host-wide name, on its server.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
-        let (server, tool) = self.route(name, true).await?;
+        let (server, tool) = self.route(name, Kind::Tool).await?;
         self.client_or_err(&server)?
             .call_tool(&tool, arguments)
             .await
@@ -468,26 +489,16 @@ impl Host {
         let listed = self
             .gather(|c| async move { c.list_all_prompts().await })
             .await;
-        let pairs: Vec<(&str, &str)> = listed
-            .iter()
-            .map(|(s, p)| (s.as_str(), p.name.as_str()))
-            .collect();
-        let names = self.inner.naming.names(&pairs);
-        let prompts: Vec<HostPrompt> = listed
-            .iter()
-            .zip(names)
-            .map(|((server, prompt), name)| HostPrompt {
+        self.name_and_route(
+            Kind::Prompt,
+            listed,
+            |p| &p.name,
+            |name, server, prompt| HostPrompt {
                 name,
-                server: server.clone(),
-                prompt: prompt.clone(),
-            })
-            .collect();
-        let mut routes = self.inner.routes.write().unwrap_or_else(|p| p.into_inner());
-        routes.prompts = prompts
-            .iter()
-            .map(|p| (p.name.clone(), (p.server.clone(), p.prompt.name.clone())))
-            .collect();
-        prompts
+                server,
+                prompt,
+            },
+        )
     }
 
     /// Gets a prompt by its host-wide name, from its server.
@@ -496,7 +507,7 @@ impl Host {
         name: &str,
         arguments: impl IntoIterator<Item = (String, String)>,
     ) -> Result<GetPromptResult> {
-        let (server, prompt) = self.route(name, false).await?;
+        let (server, prompt) = self.route(name, Kind::Prompt).await?;
         self.client_or_err(&server)?
             .get_prompt(&prompt, arguments)
             .await
@@ -548,26 +559,62 @@ impl Host {
         out
     }
 
+    /// Gives each listed item (with its server) a host-wide name, and
+    /// replaces the routes of its kind with these names: what a later call
+    /// by name finds.
+    fn name_and_route<T, H>(
+        &self,
+        kind: Kind,
+        listed: Vec<(String, T)>,
+        own_name: impl Fn(&T) -> &String,
+        make: impl Fn(String, String, T) -> H,
+    ) -> Vec<H> {
+        let pairs: Vec<(&str, &str)> = listed
+            .iter()
+            .map(|(server, item)| (server.as_str(), own_name(item).as_str()))
+            .collect();
+        let names = self.inner.naming.names(&pairs);
+        let routes = listed
+            .iter()
+            .zip(&names)
+            .map(|((server, item), name)| (name.clone(), (server.clone(), own_name(item).clone())))
+            .collect();
+        *self
+            .inner
+            .routes
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .of_mut(kind) = routes;
+        listed
+            .into_iter()
+            .zip(names)
+            .map(|((server, item), name)| make(name, server, item))
+            .collect()
+    }
+
     /// The server and own name behind a host-wide name, listing first when
     /// the name is not known yet.
-    async fn route(&self, name: &str, tool: bool) -> Result<(String, String)> {
+    async fn route(&self, name: &str, kind: Kind) -> Result<(String, String)> {
         let lookup = |host: &Host| {
             let routes = host.inner.routes.read().unwrap_or_else(|p| p.into_inner());
-            let table = if tool { &routes.tools } else { &routes.prompts };
-            table.get(name).cloned()
+            routes.of(kind).get(name).cloned()
         };
         if let Some(found) = lookup(self) {
             return Ok(found);
         }
-        if tool {
-            self.list_tools().await;
-        } else {
-            self.list_prompts().await;
+        // Listing names the items and fills in the routes.
+        match kind {
+            Kind::Tool => {
+                self.list_tools().await;
+            }
+            Kind::Prompt => {
+                self.list_prompts().await;
+            }
         }
         lookup(self).ok_or_else(|| {
             ClientError::usage(format!(
                 "no server of the host has a {} named {name:?}",
-                if tool { "tool" } else { "prompt" }
+                kind.noun()
             ))
         })
     }

@@ -57,11 +57,8 @@ macro_rules! impl_cacheable {
     };
 }
 
+// The lists have theirs with `ListResult`.
 impl_cacheable!(
     super::lifecycle::DiscoverResult,
-    super::tools::ListToolsResult,
-    super::prompts::ListPromptsResult,
-    super::resources::ListResourcesResult,
-    super::resources::ListResourceTemplatesResult,
     super::resources::ReadResourceResult,
 );

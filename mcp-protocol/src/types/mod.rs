@@ -15,6 +15,7 @@ pub mod elicitation;
 pub mod form_schema;
 pub mod input;
 pub mod lifecycle;
+pub mod list;
 pub mod logging;
 pub mod notifications;
 pub mod pagination;
@@ -55,6 +56,7 @@ pub use input::{
 pub use lifecycle::{
     DiscoverResult, Icon, IconTheme, Implementation, InitializeRequestParams, InitializeResult,
 };
+pub use list::{ListItem, ListResult};
 pub use logging::{LoggingLevel, LoggingMessageNotificationParams, SetLevelRequestParams};
 pub use notifications::{CancelledNotificationParams, ProgressNotificationParams, ProgressToken};
 pub use pagination::{Cursor, Paginated, PaginatedRequestParams};

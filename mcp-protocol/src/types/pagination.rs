@@ -56,46 +56,6 @@ pub trait Paginated {
     fn into_items(self) -> Vec<Self::Item>;
 }
 
-macro_rules! impl_paginated {
-    ($($ty:ty => $item:ty, $field:ident;)+) => {
-        $(
-            impl $ty {
-                /// A page holding `items`, the last one.
-                pub fn new(items: Vec<$item>) -> Self {
-                    Self {
-                        $field: items,
-                        ..Default::default()
-                    }
-                }
-
-                /// The same with a next page.
-                pub fn with_next_cursor(mut self, cursor: impl Into<Cursor>) -> Self {
-                    self.next_cursor = Some(cursor.into());
-                    self
-                }
-            }
-
-            impl Paginated for $ty {
-                type Item = $item;
-                fn next_cursor(&self) -> Option<&str> {
-                    self.next_cursor.as_deref()
-                }
-                fn into_items(self) -> Vec<$item> {
-                    self.$field
-                }
-            }
-        )+
-    };
-}
-
-impl_paginated! {
-    super::tools::ListToolsResult => super::tools::Tool, tools;
-    super::prompts::ListPromptsResult => super::prompts::Prompt, prompts;
-    super::resources::ListResourcesResult => super::resources::Resource, resources;
-    super::resources::ListResourceTemplatesResult => super::resources::ResourceTemplate, resource_templates;
-    super::tasks::ListTasksResult => super::tasks::Task, tasks;
-}
-
 unknown_fields! {
     PaginatedRequestParams;
 }

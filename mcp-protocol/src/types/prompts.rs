@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::cache::CacheScope;
 use super::common::{JsonObject, Meta, ResultType};
 use super::content::{ContentBlock, Role};
 use super::input::InputResponses;
 use super::lifecycle::Icon;
+use super::list::{ListItem, ListResult};
 
 /// An argument a prompt takes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,31 +84,12 @@ impl Prompt {
     }
 }
 
-/// Result of `prompts/list`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListPromptsResult {
-    /// This page's prompts.
-    pub prompts: Vec<Prompt>,
-    /// The next page's cursor; absent at the end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// How long the result stays fresh, in milliseconds (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<i64>,
-    /// Who may share a cached copy (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// `resultType` (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// The result's `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this library does not know, kept for the round trip.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+/// Result of `prompts/list`: a page of [`Prompt`]s under `"prompts"`.
+pub type ListPromptsResult = ListResult<Prompt>;
+
+impl ListItem for Prompt {
+    const MEMBER: &'static str = "prompts";
+    const EXPECTING: &'static str = "a prompts/list result";
 }
 
 /// Params of `prompts/get`; the MRTR members are for a retry.
@@ -216,11 +197,6 @@ impl GetPromptResult {
 unknown_fields! {
     PromptArgument;
     Prompt { arguments: "arguments", icons: "icons" };
-    ListPromptsResult {
-        prompts: "prompts",
-        cache_scope: "cacheScope",
-        result_type: "resultType",
-    };
     GetPromptRequestParams { input_responses: "inputResponses" };
     PromptMessage { role: "role", content: "content" };
     GetPromptResult { messages: "messages", result_type: "resultType" };

@@ -8,6 +8,7 @@ use super::common::{JsonObject, Meta, ResultType, from_object};
 use super::content::Annotations;
 use super::input::InputResponses;
 use super::lifecycle::Icon;
+use super::list::{ListItem, ListResult};
 
 /// A resource the server offers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -220,58 +221,22 @@ impl crate::unknown::UnknownFields for ResourceContents {
     }
 }
 
-/// Result of `resources/list`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListResourcesResult {
-    /// This page's resources.
-    pub resources: Vec<Resource>,
-    /// The next page's cursor; absent at the end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// How long the result stays fresh, in milliseconds (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<i64>,
-    /// Who may share a cached copy (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// `resultType` (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// The result's `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this library does not know, kept for the round trip.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+/// Result of `resources/list`: a page of [`Resource`]s under
+/// `"resources"`.
+pub type ListResourcesResult = ListResult<Resource>;
+
+impl ListItem for Resource {
+    const MEMBER: &'static str = "resources";
+    const EXPECTING: &'static str = "a resources/list result";
 }
 
-/// Result of `resources/templates/list`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListResourceTemplatesResult {
-    /// This page's templates.
-    pub resource_templates: Vec<ResourceTemplate>,
-    /// The next page's cursor; absent at the end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// How long the result stays fresh, in milliseconds (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<i64>,
-    /// Who may share a cached copy (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// `resultType` (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// The result's `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this library does not know, kept for the round trip.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+/// Result of `resources/templates/list`: a page of [`ResourceTemplate`]s
+/// under `"resourceTemplates"`.
+pub type ListResourceTemplatesResult = ListResult<ResourceTemplate>;
+
+impl ListItem for ResourceTemplate {
+    const MEMBER: &'static str = "resourceTemplates";
+    const EXPECTING: &'static str = "a resources/templates/list result";
 }
 
 /// Params of `resources/read`; the MRTR members are for a retry.
@@ -400,16 +365,6 @@ unknown_fields! {
     ResourceTemplate { icons: "icons", annotations: "annotations" };
     TextResourceContents;
     BlobResourceContents;
-    ListResourcesResult {
-        resources: "resources",
-        cache_scope: "cacheScope",
-        result_type: "resultType",
-    };
-    ListResourceTemplatesResult {
-        resource_templates: "resourceTemplates",
-        cache_scope: "cacheScope",
-        result_type: "resultType",
-    };
     ReadResourceRequestParams { input_responses: "inputResponses" };
     ReadResourceResult {
         contents: "contents",

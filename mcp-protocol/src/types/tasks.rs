@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::common::{JsonObject, Meta, ResultType};
 use super::input::{InputRequests, InputResponses};
+use super::list::{ListItem, ListResult};
 
 /// The identifier of the tasks extension (2026-07-28+).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -119,22 +120,13 @@ pub struct CreateTaskResult {
     pub extra: JsonObject,
 }
 
-/// Result of `tasks/list` (2025-11-25).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListTasksResult {
-    /// This page's tasks.
-    pub tasks: Vec<Task>,
-    /// The next page's cursor; absent at the end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// The result's `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this library does not know, kept for the round trip.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+/// Result of `tasks/list` (2025-11-25): a page of [`Task`]s under
+/// `"tasks"`.
+pub type ListTasksResult = ListResult<Task>;
+
+impl ListItem for Task {
+    const MEMBER: &'static str = "tasks";
+    const EXPECTING: &'static str = "a tasks/list result";
 }
 
 /// Params naming a task: `tasks/get`, `tasks/result`, `tasks/cancel` (both
@@ -279,7 +271,6 @@ unknown_fields! {
     TaskMetadata;
     Task { status: "status" };
     CreateTaskResult { task: "task" };
-    ListTasksResult { tasks: "tasks" };
     TaskIdParams;
     RelatedTaskMetadata;
     DetailedTask {

@@ -3,11 +3,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::cache::CacheScope;
 use super::common::{JsonObject, Meta, ResultType};
 use super::content::ContentBlock;
 use super::input::InputResponses;
 use super::lifecycle::Icon;
+use super::list::{ListItem, ListResult};
 use super::tasks::TaskMetadata;
 
 /// Hints about a tool's behaviour. Untrusted unless the server is.
@@ -129,31 +129,16 @@ impl Tool {
     }
 }
 
-/// Result of `tools/list`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListToolsResult {
-    /// This page's tools.
-    pub tools: Vec<Tool>,
-    /// The next page's cursor; absent at the end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// How long the result stays fresh, in milliseconds (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<i64>,
-    /// Who may share a cached copy (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// `resultType` (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// The result's `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this library does not know, kept for the round trip.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+/// Result of `tools/list`: a page of [`Tool`]s under `"tools"`.
+pub type ListToolsResult = ListResult<Tool>;
+
+impl ListItem for Tool {
+    const MEMBER: &'static str = "tools";
+    const EXPECTING: &'static str = "a tools/list result";
+
+    fn item_from_value(value: Value) -> Result<Self, serde_json::Error> {
+        Tool::from_value(value)
+    }
 }
 
 /// Params of `tools/call`; the MRTR members are for a retry.
@@ -264,20 +249,6 @@ deserialize_with_extra! {
 }
 
 deserialize_with_extra! {
-    ListToolsResult, "a tools/list result",
-    required {}
-    optional {
-        next_cursor: "nextCursor",
-        ttl_ms: "ttlMs",
-        cache_scope: "cacheScope",
-        result_type: "resultType",
-    }
-    moved required { tools: "tools" }
-    moved optional { meta: "_meta" }
-    example r#"{"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], "nextCursor": "2"}"#
-}
-
-deserialize_with_extra! {
     CallToolResult, "a tools/call result",
     required {}
     optional { is_error: "isError", result_type: "resultType" }
@@ -293,11 +264,6 @@ unknown_fields! {
         annotations: "annotations",
         execution: "execution",
         icons: "icons",
-    };
-    ListToolsResult {
-        tools: "tools",
-        cache_scope: "cacheScope",
-        result_type: "resultType",
     };
     CallToolRequestParams { task: "task", input_responses: "inputResponses" };
     CallToolResult { content: "content", result_type: "resultType" };
@@ -327,7 +293,7 @@ mod tests {
         ] {
             assert_eq!(list.next_cursor.as_deref(), Some("2"));
             assert_eq!(list.extra.get("later"), Some(&json!(true)));
-            let tool = &list.tools[0];
+            let tool = &list.items[0];
             assert_eq!(tool.name, "echo");
             assert_eq!(tool.title, None, "null reads as absent");
             assert_eq!(tool.extra.get("x-vendor"), Some(&json!({"a": [1, 2]})));

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use mcp_protocol::{Message, RequestId};
+use mcp_transport::TransportProfile;
 use serde_json::Value;
 
 /// A recording read back: its header and, per connection, what passed.
@@ -29,8 +30,8 @@ pub struct Cassette {
 /// One connection of a cassette.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Connection {
-    pub(crate) sends_headers: bool,
-    pub(crate) answers_every_request: bool,
+    /// What the recorded transport did beyond moving messages.
+    pub(crate) profile: TransportProfile,
     pub(crate) connect_failure: Option<Value>,
     pub(crate) entries: Vec<Entry>,
 }
@@ -148,9 +149,10 @@ impl Cassette {
             let connection = &mut connections[conn - 1];
             let kind = match (line["event"].as_str(), line["dir"].as_str()) {
                 (Some("connected"), _) => {
-                    connection.sends_headers = line["sendsHeaders"].as_bool().unwrap_or(false);
-                    connection.answers_every_request =
-                        line["answersEveryRequest"].as_bool().unwrap_or(false);
+                    let recorded = |name: &str| line[name].as_bool().unwrap_or(false);
+                    connection.profile = TransportProfile::new()
+                        .sends_headers(recorded("sendsHeaders"))
+                        .answers_every_request(recorded("answersEveryRequest"));
                     continue;
                 }
                 (Some("connectFailed"), _) => {

@@ -66,7 +66,7 @@ use mcp_protocol::{Notification, Request};
 use mcp_transport::record::failure_from_value;
 use mcp_transport::{
     CancellationToken, ConnectionHandlers, Connector, Engine, GoneInfo, RequestOptions,
-    ResponseFuture, Transport, TransportError,
+    ResponseFuture, Transport, TransportError, TransportProfile,
 };
 use tokio::sync::{Notify, oneshot};
 
@@ -107,8 +107,7 @@ pub struct CassetteTransport {
     engine: Engine,
     shared: Arc<Shared>,
     stop: CancellationToken,
-    sends_headers: bool,
-    answers_every_request: bool,
+    profile: TransportProfile,
 }
 
 impl CassetteTransport {
@@ -143,8 +142,7 @@ impl CassetteTransport {
             engine,
             shared,
             stop,
-            sends_headers: connection.sends_headers,
-            answers_every_request: connection.answers_every_request,
+            profile: connection.profile,
         }
     }
 
@@ -211,12 +209,9 @@ impl Transport for CassetteTransport {
         self.engine.is_alive()
     }
 
-    fn sends_headers(&self) -> bool {
-        self.sends_headers
-    }
-
-    fn answers_every_request(&self) -> bool {
-        self.answers_every_request
+    /// As recorded.
+    fn profile(&self) -> TransportProfile {
+        self.profile
     }
 }
 

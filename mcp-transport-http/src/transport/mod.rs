@@ -36,7 +36,7 @@ use mcp_protocol::version::Era;
 use mcp_protocol::{Message, Notification, ProtocolVersion, Request, RequestId};
 use mcp_transport::{
     CancellationToken, ConnectionHandlers, Engine, Outbound, RequestOptions, ResponseFuture,
-    SharedMeta, Transport, TransportError,
+    SharedMeta, Transport, TransportError, TransportProfile,
 };
 use serde_json::{Map, Value};
 use tokio::task::AbortHandle;
@@ -150,7 +150,7 @@ struct Pending {
     seq: u64,
     headers: Vec<(String, String)>,
     /// The connection's shared `_meta`, spliced into the body when it is
-    /// encoded (see [`Transport::takes_shared_meta`]).
+    /// encoded (see [`TransportProfile::takes_shared_meta`]).
     shared: Option<SharedMeta>,
     stream: CancellationToken,
     /// Whether giving the request up closes its stream: always, except
@@ -163,7 +163,7 @@ struct Pending {
 /// MCP over Streamable HTTP, either era, decided message by message.
 ///
 /// * A message whose `_meta` (with the shared members it takes, see
-///   [`Transport::takes_shared_meta`]) names a modern protocol version
+///   [`TransportProfile::takes_shared_meta`]) names a modern protocol version
 ///   (2026-07-28 on) is sent the modern way: `MCP-Protocol-Version` equal
 ///   to that version, `Mcp-Method`, and `Mcp-Name` for `tools/call`,
 ///   `prompts/get` and `resources/read` (encoded by the spec's
@@ -400,20 +400,15 @@ impl Transport for HttpTransport {
         self.shared.engine.is_alive()
     }
 
-    /// `Mcp-Param-*` and the other per-request headers go on the wire.
-    fn sends_headers(&self) -> bool {
-        true
-    }
-
-    /// Every POST gets a response, whatever the server's era.
-    fn answers_every_request(&self) -> bool {
-        true
-    }
-
-    /// The shared `_meta` is spliced into each request's body as the text
-    /// made once, rather than copied into its params.
-    fn takes_shared_meta(&self) -> bool {
-        true
+    /// `Mcp-Param-*` and the other per-request headers go on the wire;
+    /// every POST gets a response, whatever the server's era; the shared
+    /// `_meta` is spliced into each request's body as the text made once,
+    /// rather than copied into its params.
+    fn profile(&self) -> TransportProfile {
+        TransportProfile::new()
+            .sends_headers(true)
+            .answers_every_request(true)
+            .takes_shared_meta(true)
     }
 }
 

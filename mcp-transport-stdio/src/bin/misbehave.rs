@@ -85,54 +85,88 @@ fn answer(out: &mut impl Write, id: &Value, result: Value) {
     send(out, line.as_bytes());
 }
 
-fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut no_read = false;
-    let mut ignore_eof = false;
-    let mut ignore_term = false;
-    let mut flood = 0usize;
-    let mut grandchild: Option<String> = None;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--sleeper" => {
-                if std::env::args().any(|a| a == "--ignore-term") {
-                    ignore_sigterm();
+/// The process behaviours the flags ask for (see the module docs).
+#[derive(Default)]
+struct Flags {
+    no_read: bool,
+    ignore_eof: bool,
+    ignore_term: bool,
+    flood: usize,
+    grandchild: Option<String>,
+}
+
+impl Flags {
+    /// Reads the flags; `--sleeper` sleeps at once.
+    fn parse() -> Flags {
+        let mut flags = Flags::default();
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--sleeper" => {
+                    if std::env::args().any(|a| a == "--ignore-term") {
+                        ignore_sigterm();
+                    }
+                    sleep_forever()
                 }
-                sleep_forever()
+                "--no-read" => flags.no_read = true,
+                "--ignore-eof" => flags.ignore_eof = true,
+                "--ignore-term" => flags.ignore_term = true,
+                "--stderr-flood" => {
+                    flags.flood = args.next().and_then(|n| n.parse().ok()).expect("N")
+                }
+                "--grandchild" => flags.grandchild = Some(args.next().expect("FILE")),
+                other => panic!("unknown flag {other}"),
             }
-            "--no-read" => no_read = true,
-            "--ignore-eof" => ignore_eof = true,
-            "--ignore-term" => ignore_term = true,
-            "--stderr-flood" => flood = args.next().and_then(|n| n.parse().ok()).expect("N"),
-            "--grandchild" => grandchild = Some(args.next().expect("FILE")),
-            other => panic!("unknown flag {other}"),
         }
-    }
-    if ignore_term {
-        ignore_sigterm();
-    }
-    if let Some(file) = grandchild {
-        let mut cmd = std::process::Command::new(std::env::current_exe().expect("exe"));
-        cmd.arg("--sleeper");
-        if ignore_term {
-            cmd.arg("--ignore-term");
-        }
-        let child = cmd.spawn().expect("grandchild");
-        std::fs::write(&file, child.id().to_string()).expect("pid file");
-        eprintln!("grandchild {}", child.id());
-        // Never waited for: it is the transport's to kill.
-        std::mem::forget(child);
-    }
-    if flood > 0 {
-        flood_stderr(flood);
-    }
-    if no_read {
-        eprintln!("not reading stdin");
-        sleep_forever();
+        flags
     }
 
+    /// What the process does before it reads anything.
+    fn start(&self) {
+        if self.ignore_term {
+            ignore_sigterm();
+        }
+        if let Some(file) = &self.grandchild {
+            start_grandchild(file, self.ignore_term);
+        }
+        if self.flood > 0 {
+            flood_stderr(self.flood);
+        }
+        if self.no_read {
+            eprintln!("not reading stdin");
+            sleep_forever();
+        }
+    }
+}
+
+/// Starts this binary again as `--sleeper`, sharing stdio and process
+/// group, and writes its pid to `file`.
+fn start_grandchild(file: &str, ignore_term: bool) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().expect("exe"));
+    cmd.arg("--sleeper");
+    if ignore_term {
+        cmd.arg("--ignore-term");
+    }
+    let child = cmd.spawn().expect("grandchild");
+    std::fs::write(file, child.id().to_string()).expect("pid file");
+    eprintln!("grandchild {}", child.id());
+    // Never waited for: it is the transport's to kill.
+    std::mem::forget(child);
+}
+
+fn main() {
+    let flags = Flags::parse();
+    flags.start();
+    serve(&mut std::io::stdout().lock());
+    eprintln!("stdin ended");
+    if flags.ignore_eof {
+        sleep_forever();
+    }
+}
+
+/// Reads requests until stdin ends, doing what each method asks.
+fn serve(out: &mut impl Write) {
     let stdin = std::io::stdin().lock();
-    let mut out = std::io::stdout().lock();
     let mut seen: Vec<Value> = Vec::new();
     for line in stdin.split(b'\n') {
         let Ok(line) = line else { break };
@@ -140,65 +174,75 @@ fn main() {
             eprintln!("could not parse a line");
             continue;
         };
-        let method = message["method"].as_str().unwrap_or_default().to_owned();
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
         let Some(id) = message.get("id").cloned() else {
             seen.push(message);
             continue;
         };
-        let size = params["size"].as_u64().unwrap_or(0) as usize;
-        match method.as_str() {
-            "junk/ascii" => send(&mut out, b"Server starting... this is not JSON"),
-            "junk/utf8" => send(&mut out, b"\xff\xfe\x80 not UTF-8 \xc3\x28"),
-            "junk/json" => send(&mut out, br#"{"hello": "world"}"#),
-            "junk/null_id" => send(
-                &mut out,
-                br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
-            ),
-            "big" => {
-                let pad = "x".repeat(size + 1);
-                let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"pad":"{pad}"}}}}"#);
-                send(&mut out, line.as_bytes());
-                continue;
-            }
-            "big/noid" => {
-                let pad = "x".repeat(size + 1);
-                let line = format!(
-                    r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"pad":"{pad}"}}}}"#
-                );
-                send(&mut out, line.as_bytes());
-            }
-            "stderr" => flood_stderr(params["bytes"].as_u64().unwrap_or(0) as usize),
-            "die" => {
-                eprintln!("{}", params["message"].as_str().unwrap_or("dying"));
-                std::process::exit(params["code"].as_i64().unwrap_or(1) as i32);
-            }
-            "hang" => continue,
-            "close_stdout" => {
-                close_stdout();
-                sleep_forever()
-            }
-            "env" => {
-                let name = params["name"].as_str().unwrap_or_default();
-                let value = std::env::var(name).ok();
-                answer(&mut out, &id, json!({ "value": value }));
-                continue;
-            }
-            "cwd" => {
-                let cwd = std::env::current_dir().expect("cwd");
-                answer(&mut out, &id, json!({ "cwd": cwd }));
-                continue;
-            }
-            "seen" => {
-                answer(&mut out, &id, json!({ "seen": seen }));
-                continue;
-            }
-            _ => {}
+        let method = message["method"].as_str().unwrap_or_default();
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        if misbehave(out, method, &params, &id, &seen) {
+            answer(out, &id, json!({ "echo": params }));
         }
-        answer(&mut out, &id, json!({ "echo": params }));
     }
-    eprintln!("stdin ended");
-    if ignore_eof {
-        sleep_forever();
+}
+
+/// Does what `method` asks (see the module docs); true when the request
+/// is still to be answered with its echo.
+fn misbehave(
+    out: &mut impl Write,
+    method: &str,
+    params: &Value,
+    id: &Value,
+    seen: &[Value],
+) -> bool {
+    let size = params["size"].as_u64().unwrap_or(0) as usize;
+    match method {
+        "junk/ascii" => send(out, b"Server starting... this is not JSON"),
+        "junk/utf8" => send(out, b"\xff\xfe\x80 not UTF-8 \xc3\x28"),
+        "junk/json" => send(out, br#"{"hello": "world"}"#),
+        "junk/null_id" => send(
+            out,
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+        ),
+        "big" => {
+            let pad = "x".repeat(size + 1);
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"pad":"{pad}"}}}}"#);
+            send(out, line.as_bytes());
+            return false;
+        }
+        "big/noid" => {
+            let pad = "x".repeat(size + 1);
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"pad":"{pad}"}}}}"#
+            );
+            send(out, line.as_bytes());
+        }
+        "stderr" => flood_stderr(params["bytes"].as_u64().unwrap_or(0) as usize),
+        "die" => {
+            eprintln!("{}", params["message"].as_str().unwrap_or("dying"));
+            std::process::exit(params["code"].as_i64().unwrap_or(1) as i32);
+        }
+        "hang" => return false,
+        "close_stdout" => {
+            close_stdout();
+            sleep_forever()
+        }
+        "env" => {
+            let name = params["name"].as_str().unwrap_or_default();
+            let value = std::env::var(name).ok();
+            answer(out, id, json!({ "value": value }));
+            return false;
+        }
+        "cwd" => {
+            let cwd = std::env::current_dir().expect("cwd");
+            answer(out, id, json!({ "cwd": cwd }));
+            return false;
+        }
+        "seen" => {
+            answer(out, id, json!({ "seen": seen }));
+            return false;
+        }
+        _ => {}
     }
+    true
 }

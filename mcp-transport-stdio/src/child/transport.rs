@@ -8,7 +8,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use mcp_protocol::{Notification, Request};
 use mcp_transport::{
-    ConnectionHandlers, Engine, ExitInfo, RequestOptions, ResponseFuture, Transport, TransportError,
+    ConnectionHandlers, Engine, ExitInfo, RequestOptions, ResponseFuture, Transport,
+    TransportError, TransportProfile,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::task::{AbortHandle, JoinHandle};
@@ -262,8 +263,8 @@ impl Transport for ChildTransport {
         self.engine.is_alive()
     }
 
-    fn takes_shared_meta(&self) -> bool {
-        self.engine.takes_shared_meta()
+    fn profile(&self) -> TransportProfile {
+        self.engine.profile()
     }
 }
 

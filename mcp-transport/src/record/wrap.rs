@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::{Recorder, failure_value};
 use crate::{
     ConnectionHandlers, Connector, RequestOptions, ResponseFuture, ServerRequestHandler, Transport,
-    TransportError,
+    TransportError, TransportProfile,
 };
 
 /// A [`Transport`] that records every message it sends and receives.
@@ -68,11 +68,12 @@ impl Recorder {
     }
 
     fn connected(&self, transport: &Arc<dyn Transport>, conn: u64) {
+        let profile = transport.profile();
         self.record(json!({
             "conn": conn,
             "event": "connected",
-            "sendsHeaders": transport.sends_headers(),
-            "answersEveryRequest": transport.answers_every_request(),
+            "sendsHeaders": profile.sends_headers,
+            "answersEveryRequest": profile.answers_every_request,
         }));
     }
 
@@ -180,18 +181,13 @@ impl Transport for RecordingTransport {
         self.inner.is_alive()
     }
 
-    fn sends_headers(&self) -> bool {
-        self.inner.sends_headers()
+    /// The inner transport's, except that `takes_shared_meta` is false:
+    /// the recording shows each request as it goes on the wire, with the
+    /// shared `_meta` members in its params, which the client merges in
+    /// itself when the transport does not take them.
+    fn profile(&self) -> TransportProfile {
+        self.inner.profile().takes_shared_meta(false)
     }
-
-    fn answers_every_request(&self) -> bool {
-        self.inner.answers_every_request()
-    }
-
-    // `takes_shared_meta` stays false, not the inner transport's: the
-    // recording shows each request as it goes on the wire, with the shared
-    // `_meta` members in its params, which the client merges in itself
-    // when the transport does not take them.
 }
 
 impl std::fmt::Debug for RecordingTransport {

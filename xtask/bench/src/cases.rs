@@ -182,7 +182,7 @@ impl Conn {
     /// `tools/list`, first page: how many tools.
     pub async fn list_tools(&self) -> Result<usize> {
         Ok(match self {
-            Conn::Ours(c) => c.list_tools().await?.tools.len(),
+            Conn::Ours(c) => c.list_tools().await?.items.len(),
             #[cfg(feature = "rmcp")]
             Conn::Rmcp(s) => s.list_tools(None).await?.tools.len(),
         })

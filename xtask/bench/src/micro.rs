@@ -117,7 +117,7 @@ pub fn run(settings: &Settings, report: &mut Report) -> Result {
     let call = tools_call_line();
     // Checked once, outside the timing.
     let tools = parse_list(&list)?;
-    if tools.tools.len() != 100 {
+    if tools.items.len() != 100 {
         return Err("the tools/list answer did not parse to 100 tools".into());
     }
     parse_call(&call)?;
