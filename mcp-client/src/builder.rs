@@ -1,7 +1,7 @@
 //! `ClientBuilder`: one builder, safe defaults, every option documented.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -27,6 +27,7 @@ use crate::handlers::{
     SamplingHandler, elicitation_closure, roots_closure, sampling_closure,
 };
 use crate::ids::Ids;
+use crate::in_flight::InFlight;
 use crate::server_requests::{NegotiatedRevision, ServerRequests};
 use crate::session::{Session, SessionParts};
 use crate::supervision::Supervisor;
@@ -470,7 +471,7 @@ impl ClientBuilder {
             events.clone(),
         ));
         let negotiated = Arc::new(NegotiatedRevision::default());
-        let in_flight = Arc::new(AtomicUsize::new(0));
+        let in_flight = Arc::new(InFlight::default());
         let server_requests = Arc::new(ServerRequests {
             config: config.clone(),
             in_flight: in_flight.clone(),
