@@ -6,6 +6,17 @@
 //! `input_required` and the client retries. User code does not see the
 //! difference. The client declares a capability only when its handler is
 //! set.
+//!
+//! A call may bring handlers of its own
+//! ([`CallOptions::on_elicitation`](crate::CallOptions::on_elicitation) and
+//! its siblings), which answer that call's input requests in place of the
+//! client's; the client's still answer every kind the call does not set,
+//! and still decide which capabilities are declared. A legacy server's
+//! request reaches a call's handlers only when the transport ties it to
+//! that call (over Streamable HTTP); others go to the client's handlers.
+//! [`CallContext`] names the request and the caller's
+//! [`on_behalf_of`](crate::CallOptions::on_behalf_of) tag, so one handler
+//! can route requests for many callers.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -50,8 +61,10 @@ impl HandlerError {
 ///
 /// Built by the client for each request: the era it came through, the call
 /// that caused it when that is known (always in a multi round-trip request
-/// the client drives; not for `Client::fulfil_input`;
-/// a legacy server's request names no call), and a token that is cancelled
+/// the client drives; for a legacy server's request, when the transport
+/// ties it to one of the client's requests: over Streamable HTTP, one sent
+/// on a `POST`'s answer stream; not for `Client::fulfil_input`, nor over
+/// stdio or a GET stream), and a token that is cancelled
 /// when the server cancels the request or the call ends, so a handler
 /// waiting on a person can stop asking.
 #[derive(Clone, Debug)]
