@@ -95,3 +95,39 @@ async fn a_handler_that_does_not_ask_answers_a_tied_request_through_handle() {
     tokio::task::yield_now().await;
     assert_eq!(answers(&mut out), [RequestId::from("s-1")]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_recorded_connection_still_tells_the_handler_which_request() {
+    let path = std::env::temp_dir().join(format!("owner-{}.jsonl", std::process::id()));
+    let recorder = mcp_transport::record::Recorder::create(&path).unwrap();
+    let owners = Arc::new(Owners::default());
+    let handlers =
+        recorder.handlers(ConnectionHandlers::discard().with_server_requests(owners.clone()));
+    let (engine, mut out) = Engine::new(handlers);
+    let _ours = engine.request(
+        Request::new(3, "tools/call", None),
+        RequestOptions::new().timeout(Duration::from_secs(60)),
+    );
+    let ours = RequestId::from(3);
+    engine.receive_for(
+        &ours,
+        Message::Request(Request::new("s-1", ROOTS_LIST, None)),
+    );
+    engine.receive(Message::Request(Request::new("s-2", ROOTS_LIST, None)));
+    tokio::task::yield_now().await;
+    assert_eq!(
+        *owners.0.lock().unwrap(),
+        [
+            (RequestId::from("s-1"), Some(ours)),
+            (RequestId::from("s-2"), None)
+        ]
+    );
+    assert_eq!(answers(&mut out).len(), 2);
+    recorder.finish().unwrap();
+    let recorded = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        recorded.contains("\"s-1\"") && recorded.contains("\"s-2\""),
+        "{recorded}"
+    );
+}
