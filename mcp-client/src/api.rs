@@ -264,6 +264,9 @@ impl Client {
                     target: None,
                     round: 1,
                     version: self.session.version(),
+                    request_id: None,
+                    on_behalf_of: None,
+                    handlers: self.session.config.handlers.clone(),
                 };
                 fulfil(&self.session.config, requests, &round, None).await?
             }

@@ -1,7 +1,7 @@
 //! `ClientBuilder`: one builder, safe defaults, every option documented.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -27,6 +27,7 @@ use crate::handlers::{
     SamplingHandler, elicitation_closure, roots_closure, sampling_closure,
 };
 use crate::ids::Ids;
+use crate::in_flight::InFlight;
 use crate::server_requests::{NegotiatedRevision, ServerRequests};
 use crate::session::{Session, SessionParts};
 use crate::supervision::Supervisor;
@@ -456,30 +457,13 @@ impl ClientBuilder {
         let config = Arc::new(self.config);
         let events = Events::default();
         let cache = new_cache(&config);
-        let invalidation: Tap<Notification> = {
-            let cache = cache.clone();
-            Arc::new(move |n: &Notification| invalidate(&cache, n))
-        };
-        let (listener, stream) = Listener::tapped("client events", 4096, invalidation.clone());
-        let (transport_events, transport_stream) =
-            Listener::<TransportEvent>::bounded("transport events", 256);
-        tokio::spawn(dispatch_events(
-            stream,
-            transport_stream,
-            config.event_callback.clone(),
-            events.clone(),
-        ));
-        let negotiated = Arc::new(NegotiatedRevision::default());
-        let in_flight = Arc::new(AtomicUsize::new(0));
-        let server_requests = Arc::new(ServerRequests {
-            config: config.clone(),
-            in_flight: in_flight.clone(),
-            negotiated: negotiated.clone(),
-        });
-        let handlers = ConnectionHandlers::new(listener.clone())
-            .with_server_requests(server_requests.clone())
-            .with_events(transport_events)
-            .with_limits(config.limits);
+        let Wiring {
+            listener,
+            invalidation,
+            handlers,
+            negotiated,
+            in_flight,
+        } = wire(&config, &events, &cache);
         let ids = Arc::new(Ids::default());
         let late_discover = Arc::new(AtomicBool::new(false));
         let supervisor = config.restart.clone().map(|policy| {
@@ -529,6 +513,54 @@ impl ClientBuilder {
         let client = Client::new(session, connector);
         client.apply_initial_log_level().await;
         Ok(client)
+    }
+}
+
+/// Where a connection delivers what it hears, made before it exists (a
+/// server may speak first): the client's events, with the cache
+/// invalidated on the way; the transport's own events; the server's
+/// requests, with what they share with the session.
+struct Wiring {
+    listener: Listener,
+    invalidation: Tap<Notification>,
+    handlers: ConnectionHandlers,
+    negotiated: Arc<NegotiatedRevision>,
+    in_flight: Arc<InFlight>,
+}
+
+/// The [`Wiring`] of a client's connections, its events dispatched on a
+/// task of their own.
+fn wire(config: &Arc<Config>, events: &Events, cache: &Arc<Cache>) -> Wiring {
+    let invalidation: Tap<Notification> = {
+        let cache = cache.clone();
+        Arc::new(move |n: &Notification| invalidate(&cache, n))
+    };
+    let (listener, stream) = Listener::tapped("client events", 4096, invalidation.clone());
+    let (transport_events, transport_stream) =
+        Listener::<TransportEvent>::bounded("transport events", 256);
+    tokio::spawn(dispatch_events(
+        stream,
+        transport_stream,
+        config.event_callback.clone(),
+        events.clone(),
+    ));
+    let negotiated = Arc::new(NegotiatedRevision::default());
+    let in_flight = Arc::new(InFlight::default());
+    let server_requests = Arc::new(ServerRequests {
+        config: config.clone(),
+        in_flight: in_flight.clone(),
+        negotiated: negotiated.clone(),
+    });
+    let handlers = ConnectionHandlers::new(listener.clone())
+        .with_server_requests(server_requests)
+        .with_events(transport_events)
+        .with_limits(config.limits);
+    Wiring {
+        listener,
+        invalidation,
+        handlers,
+        negotiated,
+        in_flight,
     }
 }
 

@@ -16,6 +16,7 @@ use crate::call;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::events::EventStream;
 use crate::handlers::RootsSource;
+use crate::mrtr::Outcome;
 use crate::options::CallOptions;
 use crate::session::Session;
 use crate::verdict::Verdict;
@@ -142,6 +143,58 @@ impl Client {
         options: &CallOptions,
     ) -> Result<Value> {
         call::complete(&self.session, method, params, options).await
+    }
+
+    /// One round of any request by name, in manual mode: gated and traced
+    /// like every call, but an `input_required` answer is handed back
+    /// untouched rather than fulfilled, and nothing is cached. For code that
+    /// relays requests it does not know (a bridge); the typed `*_once`
+    /// calls ([`call_tool_once`](Self::call_tool_once)) do the same for
+    /// their methods. Send the next round with
+    /// [`retry_params`](crate::mrtr::retry_params).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> mcp_client::Result<()> {
+    /// # let fake = mcp_testkit::fake::FakeServer::new(mcp_testkit::fake::FakeConfig::modern());
+    /// use mcp_client::{CallOptions, Client};
+    /// use mcp_client::mrtr::{Outcome, retry_params};
+    /// use mcp_client::protocol::types::{ElicitResult, InputResponse, InputResponses};
+    /// use serde_json::json;
+    ///
+    /// // A handler declares elicitation; the rounds are answered by hand.
+    /// let client = Client::builder()
+    ///     .on_elicitation(|_, _| async { unreachable!("answered by hand") })
+    ///     .connect(fake.connector())
+    ///     .await?;
+    /// let params = json!({"name": "elicit", "arguments": {}});
+    /// let options = CallOptions::new();
+    /// let Outcome::InputRequired(asked) =
+    ///     client.request_once("tools/call", params.clone(), &options).await?
+    /// else {
+    ///     panic!("the tool asks first");
+    /// };
+    /// let mut responses = InputResponses::new();
+    /// for key in asked.input_requests.iter().flatten().map(|(k, _)| k) {
+    ///     let content = serde_json::Map::from_iter([("name".into(), "Ada".into())]);
+    ///     responses.insert(key.clone(), InputResponse::Elicitation(ElicitResult::accept(content)));
+    /// }
+    /// let next = retry_params(&params, &responses, asked.request_state.as_deref());
+    /// let Outcome::Complete(result) = client.request_once("tools/call", next, &options).await?
+    /// else {
+    ///     panic!("one round of input is enough");
+    /// };
+    /// assert!(result["content"].is_array(), "{result}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn request_once(
+        &self,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<Outcome<Value>> {
+        call::one_round(&self.session, method, params, options).await
     }
 
     /// Sends a notification as it is: no envelope, no gating. The caller

@@ -6,6 +6,17 @@
 //! `input_required` and the client retries. User code does not see the
 //! difference. The client declares a capability only when its handler is
 //! set.
+//!
+//! A call may bring handlers of its own
+//! ([`CallOptions::on_elicitation`](crate::CallOptions::on_elicitation) and
+//! its siblings), which answer that call's input requests in place of the
+//! client's; the client's still answer every kind the call does not set,
+//! and still decide which capabilities are declared. A legacy server's
+//! request reaches a call's handlers only when the transport ties it to
+//! that call (over Streamable HTTP); others go to the client's handlers.
+//! [`CallContext`] names the request and the caller's
+//! [`on_behalf_of`](crate::CallOptions::on_behalf_of) tag, so one handler
+//! can route requests for many callers.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -14,7 +25,7 @@ use futures::future::BoxFuture;
 use mcp_protocol::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Root,
 };
-use mcp_protocol::{Era, ProtocolVersion};
+use mcp_protocol::{Era, ProtocolVersion, RequestId};
 use mcp_transport::CancellationToken;
 
 /// Why a handler could not answer. In legacy it becomes the JSON-RPC error
@@ -50,8 +61,10 @@ impl HandlerError {
 ///
 /// Built by the client for each request: the era it came through, the call
 /// that caused it when that is known (always in a multi round-trip request
-/// the client drives; not for `Client::fulfil_input`;
-/// a legacy server's request names no call), and a token that is cancelled
+/// the client drives; for a legacy server's request, when the transport
+/// ties it to one of the client's requests: over Streamable HTTP, one sent
+/// on a `POST`'s answer stream; not for `Client::fulfil_input`, nor over
+/// stdio or a GET stream), and a token that is cancelled
 /// when the server cancels the request or the call ends, so a handler
 /// waiting on a person can stop asking.
 #[derive(Clone, Debug)]
@@ -91,18 +104,48 @@ impl HandlerContext {
     }
 }
 
-/// The client call behind a handler's request.
+/// The client call behind a handler's request: which request caused it,
+/// and on whose behalf it was made, so that code serving several callers
+/// (a bridge) can route the request to the one who made the call.
+///
+/// ```
+/// use mcp_client::CallOptions;
+/// use mcp_client::handlers::ElicitationHandler;
+/// use mcp_protocol::types::{ElicitAction, ElicitResult};
+///
+/// // Each downstream caller's calls carry its tag; a handler shared by all
+/// // of them reads `ctx.call.on_behalf_of` to know whom to ask.
+/// let options = CallOptions::new()
+///     .on_behalf_of("downstream-7")
+///     .on_elicitation(|_, ctx| async move {
+///         let call = ctx.call.expect("a call asked");
+///         assert_eq!(call.on_behalf_of.as_deref(), Some("downstream-7"));
+///         Ok(ElicitResult::new(ElicitAction::Decline))
+///     });
+/// # let _ = options;
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CallContext {
-    /// Its method: `tools/call`, `prompts/get` or `resources/read`.
+    /// Its method (`tools/call`, `prompts/get`, `resources/read`, or any
+    /// method sent with [`Client::request_once`](crate::Client::request_once)).
     pub method: String,
     /// What it names: the tool, the prompt or the resource URI.
     pub target: Option<String>,
-    /// Which round of the exchange asked (1 for the first answer).
+    /// Which round of the exchange asked (1 for the first answer, and for a
+    /// legacy server's request).
     pub round: u32,
-    /// The key of this input request in the round's `inputRequests`.
-    pub key: String,
+    /// The key of this input request in the round's `inputRequests`; `None`
+    /// for a legacy server's request, which has no key.
+    pub key: Option<String>,
+    /// The id of the request that caused it: the round's request that was
+    /// answered `input_required`, or the request on whose answer stream a
+    /// legacy server sent its request. `None` when the client does not know
+    /// it (a task's input requests).
+    pub request_id: Option<RequestId>,
+    /// The tag the caller set with
+    /// [`CallOptions::on_behalf_of`](crate::CallOptions::on_behalf_of).
+    pub on_behalf_of: Option<String>,
 }
 
 /// Answers `elicitation/create`: asks the user for information.
@@ -291,6 +334,16 @@ impl Handlers {
     /// declares no capability, so no server may answer `input_required`.
     pub(crate) fn any(&self) -> bool {
         self.elicitation.is_some() || self.sampling.is_some() || self.roots.is_some()
+    }
+
+    /// A call's own handlers over the client's: each kind the call does not
+    /// set is answered by the client's handler for it.
+    pub(crate) fn over(&self, default: &Handlers) -> Handlers {
+        Handlers {
+            elicitation: self.elicitation.clone().or(default.elicitation.clone()),
+            sampling: self.sampling.clone().or(default.sampling.clone()),
+            roots: self.roots.clone().or(default.roots.clone()),
+        }
     }
 
     /// The roots the client offers now, through its list or its handler.

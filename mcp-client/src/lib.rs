@@ -68,6 +68,7 @@ pub mod handlers;
 mod handshake;
 pub mod host;
 mod ids;
+mod in_flight;
 mod kept_params;
 mod meta_cache;
 pub mod mrtr;

@@ -11,18 +11,18 @@
 
 use std::time::Duration;
 
-use mcp_protocol::ProtocolVersion;
 use mcp_protocol::types::{
     ElicitRequestParams, InputRequest, InputRequestParams, InputRequests, InputRequiredResult,
     InputResponse, InputResponses, ListRootsResult,
 };
+use mcp_protocol::{ProtocolVersion, RequestId};
 use mcp_transport::{CancellationToken, TransportError};
 use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::elicitation::fill_defaults;
 use crate::error::{ClientError, ErrorKind, Result};
-use crate::handlers::{CallContext, HandlerContext, HandlerError};
+use crate::handlers::{CallContext, HandlerContext, HandlerError, Handlers};
 
 /// A result that may be asking for input: what a call in manual mode
 /// (`*_once`) returns.
@@ -97,14 +97,18 @@ fn handler_error(e: HandlerError) -> ClientError {
     ClientError::new(ErrorKind::Handler { detail: e.message })
 }
 
-/// A round of input requests, and the call it belongs to; `method` is
-/// `None` when the client does not know it (a caller driving the rounds by
-/// hand).
+/// A round of input requests, the call it belongs to, and the handlers
+/// that answer it (the call's own over the client's); `method` is `None`
+/// when the client does not know it (a caller driving the rounds by hand).
 pub(crate) struct InputRound<'a> {
     pub(crate) method: Option<&'a str>,
     pub(crate) target: Option<String>,
     pub(crate) round: u32,
     pub(crate) version: ProtocolVersion,
+    /// The request that was answered `input_required`, when known.
+    pub(crate) request_id: Option<RequestId>,
+    pub(crate) on_behalf_of: Option<String>,
+    pub(crate) handlers: Handlers,
 }
 
 /// Answers the input requests of one round through the configured
@@ -129,11 +133,14 @@ pub(crate) async fn fulfil(
                     method: method.to_owned(),
                     target: round.target.clone(),
                     round: round.round,
-                    key: key.clone(),
+                    key: Some(key.clone()),
+                    request_id: round.request_id.clone(),
+                    on_behalf_of: round.on_behalf_of.clone(),
                 }),
             )
         };
-        async move { Ok::<_, ClientError>((key.clone(), answer(config, request, context).await?)) }
+        let answered = answer(&round.handlers, config.handler_timeout, request, context);
+        async move { Ok::<_, ClientError>((key.clone(), answered.await?)) }
     });
     let all = futures::future::try_join_all(answers);
     let cancel = async {
@@ -149,17 +156,17 @@ pub(crate) async fn fulfil(
 }
 
 async fn answer(
-    config: &Config,
+    handlers: &Handlers,
+    deadline: Duration,
     request: &InputRequest,
     context: HandlerContext,
 ) -> Result<InputResponse> {
-    let deadline = config.handler_timeout;
     Ok(match &request.params {
         InputRequestParams::Elicitation(params) => {
-            let handler =
-                config.handlers.elicitation.as_ref().ok_or_else(|| {
-                    missing_handler("elicitation", "ClientBuilder::on_elicitation")
-                })?;
+            let handler = handlers
+                .elicitation
+                .as_ref()
+                .ok_or_else(|| missing_handler("elicitation", "ClientBuilder::on_elicitation"))?;
             if matches!(params, ElicitRequestParams::Url(_)) && !handler.supports_url() {
                 return Err(ClientError::new(ErrorKind::Handler {
                     detail: "the server asked for a URL-mode elicitation, which the client's \
@@ -173,8 +180,7 @@ async fn answer(
             InputResponse::Elicitation(fill_defaults(params, result))
         }
         InputRequestParams::Sampling(params) => {
-            let handler = config
-                .handlers
+            let handler = handlers
                 .sampling
                 .as_ref()
                 .ok_or_else(|| missing_handler("sampling", "ClientBuilder::on_sampling"))?;
@@ -184,7 +190,7 @@ async fn answer(
             InputResponse::Sampling(result)
         }
         InputRequestParams::ListRoots(_) => {
-            let roots = within(deadline, config.handlers.roots(context))
+            let roots = within(deadline, handlers.roots(context))
                 .await?
                 .ok_or_else(|| missing_handler("roots", "ClientBuilder::roots"))?
                 .map_err(handler_error)?;

@@ -3,9 +3,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_protocol::types::ProgressNotificationParams;
+use mcp_protocol::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ProgressNotificationParams, Root,
+};
 use mcp_transport::CancellationToken;
 use serde_json::{Map, Value};
+
+#[cfg(doc)]
+use crate::handlers::CallContext;
+use crate::handlers::{
+    ElicitationHandler, HandlerContext, HandlerError, Handlers, RootsHandler, RootsSource,
+    SamplingHandler, elicitation_closure, roots_closure, sampling_closure,
+};
 
 /// A callback for a call's progress notifications.
 pub type ProgressCallback = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
@@ -41,6 +51,11 @@ pub struct CallOptions {
     pub meta: Map<String, Value>,
     /// Skip the cache for this call and store the fresh answer.
     pub bypass_cache: bool,
+    /// An opaque tag for whom the call is made, handed to the handlers its
+    /// input requests reach ([`CallContext::on_behalf_of`]).
+    pub on_behalf_of: Option<String>,
+    /// The call's own handlers, over the client's ([`Handlers::over`]).
+    pub(crate) handlers: Handlers,
     /// Where a listen request's notifications go (its subscription's own).
     pub(crate) listener: Option<mcp_transport::Listener>,
     /// Extra headers for the request (a call's `Mcp-Param-*`).
@@ -98,6 +113,74 @@ impl CallOptions {
         self
     }
 
+    /// Tags the call with whom it is made for: every handler its input
+    /// requests reach sees the tag in [`CallContext::on_behalf_of`].
+    pub fn on_behalf_of(mut self, tag: impl Into<String>) -> Self {
+        self.on_behalf_of = Some(tag.into());
+        self
+    }
+
+    /// Answers this call's elicitations (form mode) with `f` instead of the
+    /// client's handler. The client declares capabilities from its own
+    /// handlers: a legacy server asks only for what the client declared.
+    ///
+    /// ```
+    /// use mcp_client::CallOptions;
+    /// use mcp_protocol::types::{ElicitAction, ElicitResult};
+    ///
+    /// let options = CallOptions::new()
+    ///     .on_elicitation(|_, _| async { Ok(ElicitResult::new(ElicitAction::Decline)) });
+    /// # let _ = options;
+    /// ```
+    pub fn on_elicitation<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(ElicitRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        self.elicitation_handler(elicitation_closure(f, false))
+    }
+
+    /// Answers this call's elicitations with `handler` (which may take URL
+    /// mode) instead of the client's.
+    pub fn elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
+        self.handlers.elicitation = Some(handler);
+        self
+    }
+
+    /// Answers this call's sampling requests with `f` instead of the
+    /// client's handler.
+    pub fn on_sampling<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams, HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+    {
+        self.sampling_handler(sampling_closure(f))
+    }
+
+    /// Answers this call's sampling requests with `handler` instead of the
+    /// client's.
+    pub fn sampling_handler(mut self, handler: Arc<dyn SamplingHandler>) -> Self {
+        self.handlers.sampling = Some(handler);
+        self
+    }
+
+    /// Answers this call's `roots/list` requests with `f` instead of the
+    /// client's roots.
+    pub fn on_roots<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(HandlerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Root>, HandlerError>> + Send + 'static,
+    {
+        self.roots_handler(roots_closure(f))
+    }
+
+    /// Answers this call's `roots/list` requests with `handler` instead of
+    /// the client's roots.
+    pub fn roots_handler(mut self, handler: Arc<dyn RootsHandler>) -> Self {
+        self.handlers.roots = Some(RootsSource::Handler(handler));
+        self
+    }
+
     pub(crate) fn listener(mut self, listener: mcp_transport::Listener) -> Self {
         self.listener = Some(listener);
         self
@@ -118,6 +201,8 @@ impl std::fmt::Debug for CallOptions {
             .field("cancellation", &self.cancellation.is_some())
             .field("meta", &self.meta)
             .field("bypass_cache", &self.bypass_cache)
+            .field("on_behalf_of", &self.on_behalf_of)
+            .field("own_handlers", &self.handlers.any())
             .finish()
     }
 }

@@ -6,7 +6,7 @@
 //! renewal itself is `renewal.rs`.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use mcp_protocol::result::RegisteredResultTypes;
@@ -20,6 +20,7 @@ use crate::error::{ClientError, Result};
 use crate::events::Events;
 use crate::gating;
 use crate::ids::Ids;
+use crate::in_flight::InFlight;
 use crate::resend::Resend;
 use crate::supervision::Supervisor;
 use crate::tool_schemas::{InputSchemas, OutputSchemas};
@@ -35,7 +36,7 @@ pub(crate) struct Session {
     log_level: RwLock<Option<LoggingLevel>>,
     /// Client requests waiting for their answers (shared with the
     /// server-request handler, which some server requests need one for).
-    pub(crate) in_flight: Arc<AtomicUsize>,
+    pub(crate) in_flight: Arc<InFlight>,
     /// Whether the server has accepted the revision in use on this
     /// connection (a `server/discover` listing it, or any answer): from
     /// then on a request keeps no copy of its params for a `-32022` retry.
@@ -64,7 +65,7 @@ pub(crate) struct Session {
 pub(crate) struct SessionParts {
     pub(crate) config: Arc<Config>,
     pub(crate) ids: Arc<Ids>,
-    pub(crate) in_flight: Arc<AtomicUsize>,
+    pub(crate) in_flight: Arc<InFlight>,
     pub(crate) late_discover: Arc<AtomicBool>,
     pub(crate) events: Events,
     pub(crate) cache: Arc<Cache>,

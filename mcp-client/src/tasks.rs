@@ -218,6 +218,9 @@ impl TaskHandle {
                     target: Some(self.id.clone()),
                     round: 1,
                     version: session.version(),
+                    request_id: None,
+                    on_behalf_of: None,
+                    handlers: session.config.handlers.clone(),
                 };
                 let responses = fulfil(&session.config, requests, &round, None).await?;
                 let update = UpdateTaskParams::new(self.id.clone(), responses);

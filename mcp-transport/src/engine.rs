@@ -181,7 +181,7 @@ impl Engine {
         match message {
             Message::Request(request) => {
                 let pause = self.inner.correlator.pause_timer_of(owner);
-                self.serve(request, pause);
+                self.serve(request, pause, Some(owner));
             }
             other => self.receive(other),
         }
@@ -218,7 +218,7 @@ impl Engine {
             Message::Request(request) => {
                 // Not tied to any request: every timer pauses.
                 let pause = self.inner.correlator.pause_timers();
-                self.serve(request, Some(pause));
+                self.serve(request, Some(pause), None);
             }
             Message::Notification(notification) => self.route(notification),
         }
@@ -521,8 +521,9 @@ impl Engine {
     }
 
     /// Runs the server-request handler, holding `pause` (the timers to hold
-    /// still) until it answered.
-    fn serve(&self, request: Request, pause: Option<crate::TimerPause>) {
+    /// still) until it answered; `owner` is the client request it belongs
+    /// to, when the stream it came on says.
+    fn serve(&self, request: Request, pause: Option<crate::TimerPause>, owner: Option<&RequestId>) {
         let Some(handler) = self.inner.handlers.server_requests.clone() else {
             return self.refuse(
                 request.id,
@@ -553,7 +554,11 @@ impl Engine {
             }
         }
         let engine = self.clone();
-        let work = Abortable::new(handler.handle(request), registration);
+        let answer = match owner {
+            Some(owner) => handler.handle_during(request, owner),
+            None => handler.handle(request),
+        };
+        let work = Abortable::new(answer, registration);
         tokio::spawn(async move {
             let outcome = work.await;
             drop(pause);

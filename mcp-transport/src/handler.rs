@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use mcp_protocol::{ErrorObject, Request};
+use mcp_protocol::{ErrorObject, Request, RequestId};
 use serde_json::Value;
 
 use crate::{Listener, TransportEvent};
@@ -18,6 +18,23 @@ use crate::{Listener, TransportEvent};
 pub trait ServerRequestHandler: Send + Sync + 'static {
     /// Answers one request with a result or a JSON-RPC error.
     fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>>;
+
+    /// Answers one request that belongs to the client's request `during`:
+    /// it arrived on that request's own answer stream (over Streamable
+    /// HTTP, a server request sent on a `POST`'s SSE stream is part of that
+    /// `POST`'s request), so a handler serving several callers can answer
+    /// it for the one who made that request. A request no stream ties to
+    /// one of the client's (stdio, the GET stream) goes to
+    /// [`handle`](Self::handle), as does this one unless a handler says
+    /// otherwise.
+    fn handle_during(
+        &self,
+        request: Request,
+        during: &RequestId,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        let _ = during;
+        self.handle(request)
+    }
 }
 
 impl<F> ServerRequestHandler for F

@@ -4,11 +4,11 @@
 //! out (retry with a revision, renew the session, send again, restart,
 //! fail, done).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mcp_protocol::types::ProgressNotificationParams;
-use mcp_protocol::{Notification, ProtocolVersion, Request, methods};
+use mcp_protocol::{Era, Notification, ProtocolVersion, Request, RequestId, methods};
 use mcp_transport::{Listener, RequestOptions, TransportError};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -18,6 +18,7 @@ use super::after_attempt::{
 };
 use crate::envelope::envelope;
 use crate::error::{ErrorKind, Result};
+use crate::in_flight::{Owner, target_of};
 use crate::kept_params::{COPY_FOR_RETRY_LIMIT, KeptParams, smaller_than};
 use crate::options::{CallOptions, ProgressCallback};
 use crate::renewal::Renew;
@@ -38,11 +39,25 @@ use crate::trace;
 pub(crate) async fn request(
     session: &Session,
     method: &str,
-    mut params: Option<Value>,
+    params: Option<Value>,
     options: &CallOptions,
     kept: Option<&KeptParams>,
 ) -> Result<Value> {
-    let _in_flight = InFlight::enter(&session.in_flight);
+    answered(session, method, params, options, kept)
+        .await
+        .map(|(value, _)| value)
+}
+
+/// [`request`], with the id of the attempt that was answered (for the
+/// context of the handlers an `input_required` answer reaches).
+pub(crate) async fn answered(
+    session: &Session,
+    method: &str,
+    mut params: Option<Value>,
+    options: &CallOptions,
+    kept: Option<&KeptParams>,
+) -> Result<(Value, RequestId)> {
+    let _in_flight = session.in_flight.enter();
     let mut attempts = Attempts {
         version: session.version(),
         spent: Spent::default(),
@@ -78,7 +93,7 @@ pub(crate) async fn request(
         if attempt.may_retry() && kept.is_none() {
             attempts.own = params.as_ref().map(KeptParams::of);
         }
-        let outcome =
+        let (id, outcome) =
             attempt_once(session, method, params.take(), options, &attempts.version).await;
         attempt.supervision = supervision(session);
         let sent = || kept.or(attempts.own.as_ref()).map(KeptParams::value);
@@ -92,7 +107,7 @@ pub(crate) async fn request(
             deadline,
         };
         if let Some(value) = carry_out(session, &step, next, &mut attempts.version).await? {
-            return Ok(value);
+            return Ok((value, id));
         }
     }
 }
@@ -165,13 +180,24 @@ async fn attempt_once(
     params: Option<Value>,
     options: &CallOptions,
     version: &ProtocolVersion,
-) -> std::result::Result<Value, TransportError> {
+) -> (RequestId, std::result::Result<Value, TransportError>) {
     let id = session.ids.next();
     let token = options.wants_progress().then(|| id.clone());
     let level = session.log_level();
     let span = trace::request_span(method, &id, version, params.as_ref());
     trace::note_id_on_round(&id);
     let extra = trace::extras_with_context(&span, params.as_ref(), &options.meta);
+    // A legacy server may ask the client something during the request, on
+    // a stream that ties it to this request: its handlers are the call's.
+    let _owned = (version.era() == Era::Legacy).then(|| {
+        let owner = Owner {
+            method: method.to_owned(),
+            target: target_of(method, params.as_ref()),
+            on_behalf_of: options.on_behalf_of.clone(),
+            handlers: options.handlers.clone(),
+        };
+        session.in_flight.own(id.clone(), owner)
+    });
     let transport = session.transport();
     let enveloped = envelope(
         &session.config,
@@ -182,7 +208,7 @@ async fn attempt_once(
         level.as_ref(),
         transport.profile().takes_shared_meta,
     );
-    let request = Request::new(id, method, enveloped.params);
+    let request = Request::new(id.clone(), method, enveloped.params);
     let mut transport_options = transport_options(session, method, options);
     transport_options.shared_meta = enveloped.shared;
     let progress = match &options.on_progress {
@@ -197,7 +223,7 @@ async fn attempt_once(
     let outcome =
         tracing::Instrument::instrument(with_progress(answer, progress), span.clone()).await;
     trace::record_request(&span, &outcome);
-    outcome
+    (id, outcome)
 }
 
 /// Carries out a restart the table asked for: waits as the server
@@ -305,20 +331,4 @@ struct Attempts {
     version: ProtocolVersion,
     spent: Spent,
     own: Option<KeptParams>,
-}
-
-/// Counts a request in flight while it lives.
-struct InFlight<'a>(&'a AtomicUsize);
-
-impl<'a> InFlight<'a> {
-    fn enter(counter: &'a AtomicUsize) -> Self {
-        counter.fetch_add(1, Ordering::Relaxed);
-        InFlight(counter)
-    }
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
 }

@@ -1,19 +1,20 @@
 //! The rounds of a call until its result is complete: one request for a
 //! method that cannot ask for input; for `tools/call`, `prompts/get` and
 //! `resources/read`, an `input_required` answer has its input requests
-//! fulfilled through the client's handlers ([`fulfil`]) and the request
+//! fulfilled through the call's handlers or the client's ([`fulfil`]) and the request
 //! sent again with `inputResponses` and the `requestState` echoed exactly,
 //! all under one hard maximum.
 
 use mcp_protocol::result::{ClassifiedResult, classify_result};
 use mcp_protocol::types::{InputRequiredResult, InputResponses};
-use mcp_protocol::{Era, methods};
+use mcp_protocol::{Era, RequestId, methods};
 use mcp_transport::TransportError;
 use serde_json::Value;
 use tokio::time::Instant;
 
 use super::attempt;
 use crate::error::{ClientError, ErrorKind, Result};
+use crate::in_flight::target_of;
 use crate::kept_params::{COPY_FOR_RETRY_LIMIT, KeptParams, smaller_than};
 use crate::mrtr::{InputRound, Outcome, fulfil, retry_params};
 use crate::options::CallOptions;
@@ -53,7 +54,9 @@ pub(crate) async fn until_complete(
     // round that carries only the server's state is rare; large arguments
     // are not doubled for it).
     let may_ask = session.version().era() == Era::Modern
-        && (session.config.handlers.any() || smaller_than(Some(&params), COPY_FOR_RETRY_LIMIT));
+        && (session.config.handlers.any()
+            || options.handlers.any()
+            || smaller_than(Some(&params), COPY_FOR_RETRY_LIMIT));
     let original = may_ask.then(|| KeptParams::of(&params));
     let mut current = params;
     let mut round = 0;
@@ -65,9 +68,12 @@ pub(crate) async fn until_complete(
         // The first round's params are the original, whose copy serves a
         // retry too.
         let kept = original.as_ref().filter(|_| round == 1);
+        let mut asked_by = None;
         let sent = async {
-            let value = attempt::request(session, method, Some(current), &round_options, kept);
-            classify(session, method, value.await?)
+            let sent = attempt::answered(session, method, Some(current), &round_options, kept);
+            let (value, id) = sent.await?;
+            asked_by = Some(id);
+            classify(session, method, value)
         };
         let outcome = tracing::Instrument::instrument(sent, span.clone()).await;
         trace::record_round(&span, &outcome);
@@ -81,6 +87,7 @@ pub(crate) async fn until_complete(
             round,
             deadline,
             hard,
+            request_id: asked_by,
         };
         let responses = answer_round(session, method, &input, target, &at, options).await?;
         let original = original.as_ref().map_or(Value::Null, KeptParams::value);
@@ -115,15 +122,16 @@ fn no_copy_for_another_round(session: &Session, method: &str) -> ClientError {
     ClientError::invalid(why).with_method(method)
 }
 
-/// Which round asked, and the call's hard maximum.
+/// Which round asked, by which request, and the call's hard maximum.
 struct Asked {
     round: u32,
     deadline: Instant,
     hard: std::time::Duration,
+    request_id: Option<RequestId>,
 }
 
-/// Answers a round's input requests through the client's handlers, within
-/// what is left of the call's time.
+/// Answers a round's input requests through the call's handlers (over the
+/// client's), within what is left of the call's time.
 async fn answer_round(
     session: &Session,
     method: &str,
@@ -141,6 +149,9 @@ async fn answer_round(
         target,
         round: at.round,
         version: session.version(),
+        request_id: at.request_id.clone(),
+        on_behalf_of: options.on_behalf_of.clone(),
+        handlers: options.handlers.over(&session.config.handlers),
     };
     let fulfilling = fulfil(
         &session.config,
@@ -157,14 +168,4 @@ async fn answer_round(
             })
         })?
         .map_err(|e| e.with_method(method))
-}
-
-/// What a call names, for its handlers' context: the tool, the prompt, or
-/// the resource.
-fn target_of(method: &str, params: Option<&Value>) -> Option<String> {
-    let field = match method {
-        methods::RESOURCES_READ => "uri",
-        _ => "name",
-    };
-    params?.get(field)?.as_str().map(str::to_owned)
 }

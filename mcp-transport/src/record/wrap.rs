@@ -6,7 +6,9 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use mcp_protocol::error_codes::METHOD_NOT_FOUND;
-use mcp_protocol::{ErrorObject, ErrorResponse, Message, Notification, Request, Response};
+use mcp_protocol::{
+    ErrorObject, ErrorResponse, Message, Notification, Request, RequestId, Response,
+};
 use serde_json::{Value, json};
 
 use super::{Recorder, failure_value};
@@ -208,13 +210,36 @@ struct RecordingHandler {
 
 impl ServerRequestHandler for RecordingHandler {
     fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        self.recorded(request, None)
+    }
+
+    fn handle_during(
+        &self,
+        request: Request,
+        during: &RequestId,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        self.recorded(request, Some(during))
+    }
+}
+
+impl RecordingHandler {
+    /// The inner handler's answer (told which request it belongs to, when
+    /// known), recorded with the request.
+    fn recorded(
+        &self,
+        request: Request,
+        during: Option<&RequestId>,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
         let conn = self.conn;
         let id = request.id.clone();
         let message = Message::Request(request.clone()).to_value();
         self.recorder
             .record(json!({ "conn": conn, "dir": "recv", "message": message }));
         let answer = match &self.inner {
-            Some(handler) => handler.handle(request),
+            Some(handler) => match during {
+                Some(owner) => handler.handle_during(request, owner),
+                None => handler.handle(request),
+            },
             // The same refusal the engine gives when there is no handler.
             None => {
                 let error = ErrorObject::new(
