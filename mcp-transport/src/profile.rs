@@ -65,6 +65,13 @@ pub struct TransportProfile {
     /// [`SharedMeta::merge_into`](crate::SharedMeta::merge_into) and gives
     /// the transport none.
     pub takes_shared_meta: bool,
+    /// Whether the transport tells the server-request handler which client
+    /// request a server request arrived during
+    /// ([`ServerRequestHandler::handle_during`](crate::ServerRequestHandler::handle_during);
+    /// Streamable HTTP does, for a request sent on a `POST`'s answer
+    /// stream). Only then does a client keep, for each request in flight,
+    /// the call it was sent for.
+    pub ties_server_requests: bool,
 }
 
 impl TransportProfile {
@@ -74,6 +81,7 @@ impl TransportProfile {
             sends_headers: false,
             answers_every_request: false,
             takes_shared_meta: false,
+            ties_server_requests: false,
         }
     }
 
@@ -93,6 +101,13 @@ impl TransportProfile {
     /// the wire itself.
     pub const fn takes_shared_meta(mut self, yes: bool) -> Self {
         self.takes_shared_meta = yes;
+        self
+    }
+
+    /// The same, saying whether the transport ties a server request to the
+    /// client request it arrived during.
+    pub const fn ties_server_requests(mut self, yes: bool) -> Self {
+        self.ties_server_requests = yes;
         self
     }
 }

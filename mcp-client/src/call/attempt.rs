@@ -187,9 +187,12 @@ async fn attempt_once(
     let span = trace::request_span(method, &id, version, params.as_ref());
     trace::note_id_on_round(&id);
     let extra = trace::extras_with_context(&span, params.as_ref(), &options.meta);
+    let transport = session.transport();
+    let profile = transport.profile();
     // A legacy server may ask the client something during the request, on
     // a stream that ties it to this request: its handlers are the call's.
-    let _owned = (version.era() == Era::Legacy).then(|| {
+    // Kept only where the transport can tie them (not over stdio).
+    let _owned = (version.era() == Era::Legacy && profile.ties_server_requests).then(|| {
         let owner = Owner {
             method: method.to_owned(),
             target: target_of(method, params.as_ref()),
@@ -198,7 +201,6 @@ async fn attempt_once(
         };
         session.in_flight.own(id.clone(), owner)
     });
-    let transport = session.transport();
     let enveloped = envelope(
         &session.config,
         version,
@@ -206,7 +208,7 @@ async fn attempt_once(
         &extra,
         token,
         level.as_ref(),
-        transport.profile().takes_shared_meta,
+        profile.takes_shared_meta,
     );
     let request = Request::new(id.clone(), method, enveloped.params);
     let mut transport_options = transport_options(session, method, options);

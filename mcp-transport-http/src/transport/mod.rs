@@ -403,12 +403,14 @@ impl Transport for HttpTransport {
     /// `Mcp-Param-*` and the other per-request headers go on the wire;
     /// every POST gets a response, whatever the server's era; the shared
     /// `_meta` is spliced into each request's body as the text made once,
-    /// rather than copied into its params.
+    /// rather than copied into its params; a server request sent on a
+    /// POST's answer stream is tied to that POST's request.
     fn profile(&self) -> TransportProfile {
         TransportProfile::new()
             .sends_headers(true)
             .answers_every_request(true)
             .takes_shared_meta(true)
+            .ties_server_requests(true)
     }
 }
 
