@@ -70,6 +70,7 @@ mod meta_cache;
 pub mod mrtr;
 mod options;
 mod page;
+mod probe;
 mod recovery;
 mod server_requests;
 mod session;
