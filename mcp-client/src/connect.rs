@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mcp_protocol::error_codes::{self, supported_versions};
-use mcp_protocol::types::DiscoverResult;
+use mcp_protocol::types::{DiscoverResult, InitializeResult};
 use mcp_protocol::version::{VersionRejection, VersionRetry};
 use mcp_protocol::{Era, ProtocolVersion, Request, methods};
 use mcp_transport::{ConnectionHandlers, Connector, RequestOptions, Transport, TransportError};
@@ -339,12 +339,13 @@ impl Connecting<'_> {
 
     /// The legacy handshake: `initialize` offering the newest legacy
     /// revision, then `notifications/initialized`. `may_switch` allows the
-    /// one switch to modern when `initialize` gets `-32022`.
+    /// one switch to modern when `initialize` gets `-32022`; `stderr_tail`
+    /// is that of a server that died on the probe.
     async fn legacy(
         &self,
         transport: Arc<dyn Transport>,
         reached: Reached,
-        probe_stderr_tail: Option<String>,
+        stderr_tail: Option<String>,
         may_switch: bool,
     ) -> Result<Established> {
         let offered = self.config.offered(Era::Legacy);
@@ -352,7 +353,7 @@ impl Connecting<'_> {
             return Err(self.negotiation(Era::Legacy, Vec::new()));
         };
         let mut countered = false;
-        loop {
+        let result = loop {
             let exchange = handshake::initialize(
                 &*transport,
                 self.config,
@@ -365,31 +366,16 @@ impl Connecting<'_> {
                 },
             );
             let failure = match exchange.await {
-                Ok(result) => {
-                    return Ok(Established {
-                        transport,
-                        discover: None,
-                        verdict: Verdict {
-                            era: Era::Legacy,
-                            version: result.protocol_version,
-                            capabilities: result.capabilities,
-                            server_info: Some(result.server_info),
-                            instructions: result.instructions,
-                            reached,
-                            probe_stderr_tail,
-                            late_discover_answer: false,
-                        },
-                    });
-                }
+                Ok(result) => break result,
                 Err(InitializeFailure::Refused(e)) => e,
                 Err(InitializeFailure::Revision(v)) => {
                     return Err(self.negotiation(Era::Legacy, vec![v]));
                 }
                 Err(InitializeFailure::Failed(e)) => return Err(e),
             };
-            match failure {
+            match &failure {
                 TransportError::Rpc { code, data, .. }
-                    if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && may_switch =>
+                    if *code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && may_switch =>
                 {
                     // The switch is the one retry: `modern` is entered once.
                     let rejection =
@@ -406,32 +392,29 @@ impl Connecting<'_> {
                     };
                 }
                 // 2024-11-05 rejects an unsupported version with -32602 and
-                // the versions it supports.
-                TransportError::Rpc {
-                    code,
-                    message,
-                    data,
-                } if code == error_codes::INVALID_PARAMS && !countered => {
+                // the versions it supports: one counter-offer.
+                TransportError::Rpc { code, data, .. }
+                    if *code == error_codes::INVALID_PARAMS && !countered =>
+                {
                     let supported = supported_versions(data.as_ref());
                     match self.config.best_shared(Era::Legacy, &supported) {
                         Some(v) if v != offer => {
                             offer = v;
                             countered = true;
+                            continue;
                         }
-                        _ if supported.is_empty() => {
-                            return Err(ClientError::from(TransportError::Rpc {
-                                code,
-                                message,
-                                data,
-                            })
-                            .with_method(methods::INITIALIZE));
+                        _ if !supported.is_empty() => {
+                            return Err(self.negotiation(Era::Legacy, supported));
                         }
-                        _ => return Err(self.negotiation(Era::Legacy, supported)),
+                        // With no list, the server's error as it is.
+                        _ => {}
                     }
                 }
-                other => return Err(ClientError::from(other).with_method(methods::INITIALIZE)),
+                _ => {}
             }
-        }
+            return Err(ClientError::from(failure).with_method(methods::INITIALIZE));
+        };
+        Ok(legacy_established(transport, result, reached, stderr_tail))
     }
 
     /// Connects on a saved verdict, skipping the probe: legacy goes
@@ -469,5 +452,28 @@ impl Connecting<'_> {
             transport.close().await;
         }
         outcome
+    }
+}
+
+/// A legacy connection from the `InitializeResult` that set it up.
+fn legacy_established(
+    transport: Arc<dyn Transport>,
+    result: InitializeResult,
+    reached: Reached,
+    stderr_tail: Option<String>,
+) -> Established {
+    Established {
+        transport,
+        discover: None,
+        verdict: Verdict {
+            era: Era::Legacy,
+            version: result.protocol_version,
+            capabilities: result.capabilities,
+            server_info: Some(result.server_info),
+            instructions: result.instructions,
+            reached,
+            probe_stderr_tail: stderr_tail,
+            late_discover_answer: false,
+        },
     }
 }
