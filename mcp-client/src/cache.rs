@@ -29,7 +29,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_protocol::{Era, methods};
+use mcp_protocol::Era;
+use mcp_protocol::methods::{self, CacheGroup, MethodKind};
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -48,14 +49,23 @@ impl Group {
         self as usize
     }
 
-    /// The group of a cacheable method; `None` for the others.
+    /// The group of a cacheable method
+    /// ([`MethodFacts::cache_group`](mcp_protocol::methods::MethodFacts::cache_group)
+    /// of a request); `None` for the others.
     pub(crate) fn of(method: &str) -> Option<Group> {
-        Some(match method {
-            methods::SERVER_DISCOVER => Group::Discover,
-            methods::TOOLS_LIST => Group::Tools,
-            methods::PROMPTS_LIST => Group::Prompts,
-            methods::RESOURCES_LIST | methods::RESOURCES_TEMPLATES_LIST => Group::Resources,
-            methods::RESOURCES_READ => Group::Resource,
+        let facts = methods::facts(method).filter(|f| f.kind == MethodKind::Request)?;
+        facts.cache_group.and_then(Group::from_facts)
+    }
+
+    /// The client's group for the protocol's.
+    pub(crate) fn from_facts(group: CacheGroup) -> Option<Group> {
+        Some(match group {
+            CacheGroup::Discover => Group::Discover,
+            CacheGroup::Tools => Group::Tools,
+            CacheGroup::Prompts => Group::Prompts,
+            CacheGroup::Resources => Group::Resources,
+            CacheGroup::Resource => Group::Resource,
+            // A group this client does not know is not cached.
             _ => return None,
         })
     }
@@ -72,13 +82,13 @@ pub(crate) struct Key {
 
 impl Key {
     /// The key of a request: its method and the param that selects the
-    /// answer.
+    /// answer: a cached method's target (the URI of a read), or else the
+    /// cursor of a page.
     pub(crate) fn of(method: &str, params: &Value) -> Key {
-        let field = if method == methods::RESOURCES_READ {
-            "uri"
-        } else {
-            "cursor"
-        };
+        let field = methods::facts(method)
+            .filter(|f| f.cache_group.is_some())
+            .and_then(|f| f.target)
+            .map_or("cursor", |target| target.param);
         Key {
             method: method.to_owned(),
             param: params.get(field).and_then(Value::as_str).map(str::to_owned),

@@ -1,19 +1,27 @@
 //! Connecting: the era probe and both handshakes.
 //!
-//! `Auto` follows the probe table of the design row by row:
+//! `Auto` follows the probe table of the design row by row.
+//! [`probe::next`] is this table as a function, and the
+//! test of each row (in `probe.rs`) is named in its last column; the probe
+//! itself only sends, waits and carries out the step:
 //!
-//! | what the probe sees | verdict |
-//! |---|---|
-//! | a valid `DiscoverResult` sharing a version with the client | modern |
-//! | `-32022` whose `supported` shares a modern version | modern: discover again with it, once (even the one just sent) |
-//! | `-32022` listing legacy versions (and modern ones the client does not know) | legacy |
-//! | `-32022` sharing no version at all | negotiation error naming both lists |
-//! | `-32021` | modern, but the connect fails: the server needs a capability the client has no handler for |
-//! | `-32020` | modern, but the connect fails: a header mismatch only an HTTP transport can fix |
-//! | any other JSON-RPC error, or a success that is no valid `DiscoverResult` | legacy, same connection |
-//! | no answer when the probe timer ends | legacy, same connection (stdio); over a transport that answers every request (HTTP), the connect fails |
-//! | the server dies during the probe | legacy on a new connection (once), keeping its stderr tail |
-//! | the transport is closed, or the probe cancelled | the connect fails |
+//! | what the probe sees | step | test |
+//! |---|---|---|
+//! | a `DiscoverResult` sharing a modern revision with the client | [`probe::Step::Modern`] (reached by `Discover`, or `DiscoverRetried` after the retry) | `discover_sharing_a_modern_revision` |
+//! | a `DiscoverResult` whose list shares none | [`probe::Step::Legacy`] (`LegacyByVersionList`) | `discover_sharing_no_modern_revision` |
+//! | a success that is no valid `DiscoverResult`, or lists no revision; an answer that is not JSON-RPC | [`probe::Step::Legacy`] (`LegacyAfterInvalidDiscover`) | `no_valid_discover_result` |
+//! | `-32022` whose `supported` shares a modern revision, no retry made | [`probe::Step::Retry`] with it, once (even the one just sent) | `rejected_sharing_a_modern_revision` |
+//! | the same after the retry | [`probe::Step::NoSharedVersion`]: a negotiation error | `rejected_again_after_the_retry` |
+//! | `-32022` listing only legacy revisions, or a legacy one the client offers (beside modern ones it does not know) | [`probe::Step::Legacy`] (`LegacyByVersionList`) | `rejected_listing_legacy_revisions` |
+//! | `-32022` sharing no revision at all, or listing none | [`probe::Step::NoSharedVersion`]: a negotiation error naming both lists | `rejected_sharing_nothing` |
+//! | `-32021` | [`probe::Step::Fail`]: modern, but the server needs a capability the client has no handler for | `missing_client_capability` |
+//! | `-32020` | [`probe::Step::Fail`]: modern, but a header mismatch only an HTTP transport can fix | `header_mismatch` |
+//! | any other JSON-RPC error | [`probe::Step::Legacy`] (`LegacyAfterProbeError`), same connection | `other_json_rpc_error` |
+//! | an HTTP 4xx with no JSON-RPC error (an HTTP+SSE server has no POST there) | [`probe::Step::Legacy`] (`LegacyAfterProbeError` with the status) | `http_client_error` |
+//! | no answer when the probe timer ends, over a transport that does not answer every request (stdio) | [`probe::Step::Legacy`] (`LegacyAfterSilence`), same connection | `silence_where_not_every_request_is_answered` |
+//! | a timeout over a transport that answers every request (HTTP) | [`probe::Step::Fail`] | `timeout_where_every_request_is_answered` |
+//! | the server dies during the probe | [`probe::Step::LegacyOnNewConnection`], keeping its stderr tail | `server_died` |
+//! | the transport is closed, the probe cancelled, anything else | [`probe::Step::Fail`] | `closed_cancelled_or_anything_else` |
 //!
 //! A client pinned to modern fails as `NotModern` on the same evidence of a
 //! legacy server (a JSON-RPC error of no modern meaning, an answer that is
@@ -28,7 +36,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mcp_protocol::error_codes::{self, supported_versions};
-use mcp_protocol::types::DiscoverResult;
+use mcp_protocol::types::{DiscoverResult, InitializeResult};
 use mcp_protocol::version::{VersionRejection, VersionRetry};
 use mcp_protocol::{Era, ProtocolVersion, Request, methods};
 use mcp_transport::{ConnectionHandlers, Connector, RequestOptions, Transport, TransportError};
@@ -39,6 +47,7 @@ use crate::envelope::envelope;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::handshake::{self, InitializeFailure};
 use crate::ids::Ids;
+use crate::probe::{self, Probing, Seen, Step};
 use crate::server_requests::NegotiatedRevision;
 use crate::trace;
 use crate::verdict::{Reached, Verdict};
@@ -146,20 +155,25 @@ impl Connecting<'_> {
         Request::new(self.ids.next(), method, params)
     }
 
-    /// Sends `server/discover` under the probe timer and reads the outcome
-    /// by the table in the module docs.
+    /// Sends `server/discover` under the probe timer and carries out what
+    /// [`probe::next`] reads from each outcome (the table in the module
+    /// docs): only the I/O is here.
     async fn probe(&self, transport: &Arc<dyn Transport>, first: ProtocolVersion) -> Result<Probe> {
         let mut version = first;
-        let mut retried = false;
-        loop {
-            let request = self.request(methods::SERVER_DISCOVER, &version, None);
-            // The probe is never cancelled on the wire.
-            let options = RequestOptions::new().no_wire_cancel();
+        let mut probing = Probing {
+            offered: &self.config.versions,
+            retried: false,
             // Over HTTP a legacy server answers every POST too: silence is
             // a fault, not an era, and the probe timeout is the request's
             // own timer, which the transport holds still while an
             // authorization (a person, maybe) answers a 401.
-            let every = transport.profile().answers_every_request;
+            answers_every_request: transport.profile().answers_every_request,
+        };
+        loop {
+            let request = self.request(methods::SERVER_DISCOVER, &version, None);
+            // The probe is never cancelled on the wire.
+            let options = RequestOptions::new().no_wire_cancel();
+            let every = probing.answers_every_request;
             let options = if every {
                 options.timeout(self.config.probe_timeout)
             } else {
@@ -173,8 +187,11 @@ impl Connecting<'_> {
                 options,
                 &version,
             ));
-            let outcome = tokio::select! {
-                joined = &mut answer => joined.unwrap_or(Err(TransportError::Cancelled)),
+            let seen = tokio::select! {
+                joined = &mut answer => match joined.unwrap_or(Err(TransportError::Cancelled)) {
+                    Ok(value) => Seen::Answer(value),
+                    Err(e) => Seen::Error(e),
+                },
                 _ = tokio::time::sleep(self.config.probe_timeout), if !every => {
                     let late = self.late_discover.clone();
                     tokio::spawn(async move {
@@ -184,111 +201,22 @@ impl Connecting<'_> {
                                 late.store(true, Ordering::Relaxed);
                             }
                     });
-                    return Ok(Probe::Legacy(Reached::LegacyAfterSilence));
+                    Seen::Silence
                 }
             };
-            let reached = if retried {
-                Reached::DiscoverRetried
-            } else {
-                Reached::Discover
-            };
-            let error = match outcome {
-                Ok(value) => return Ok(self.read_discover(value, reached)),
-                Err(e) => e,
-            };
-            match error {
-                TransportError::Rpc { code, data, .. }
-                    if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION =>
-                {
-                    let rejection =
-                        VersionRejection::read(data.as_ref(), &self.config.versions, !retried);
-                    let supported = rejection.supported;
-                    match rejection.next {
-                        VersionRetry::Retry(v) => {
-                            version = v;
-                            retried = true;
-                            continue;
-                        }
-                        VersionRetry::NoRetry(_) => {}
-                        VersionRetry::NoneShared => {
-                            if !supported.is_empty()
-                                && (supported.iter().all(|v| v.era() == Era::Legacy)
-                                    || self.config.best_shared(Era::Legacy, &supported).is_some())
-                            {
-                                // Modern revisions the client does not know
-                                // beside a legacy one it does: speak legacy.
-                                return Ok(Probe::Legacy(Reached::LegacyByVersionList));
-                            }
-                        }
-                    }
-                    return Err(self.negotiation(Era::Modern, supported));
+            match probe::next(&probing, seen) {
+                Step::Modern(discover, version, reached) => {
+                    return Ok(Probe::Modern(discover, version, reached));
                 }
-                TransportError::Rpc {
-                    code,
-                    message,
-                    data,
-                } if code == error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
-                    // Modern, but resending cannot help: a capability is
-                    // declared whenever its handler is set.
-                    let required = data
-                        .as_ref()
-                        .and_then(|d| d.get("requiredCapabilities"))
-                        .cloned()
-                        .unwrap_or(Value::Null);
-                    return Err(ClientError::new(ErrorKind::MissingClientCapability {
-                        required,
-                        message,
-                    })
-                    .with_method(methods::SERVER_DISCOVER));
+                Step::Retry(v) => {
+                    version = v;
+                    probing.retried = true;
                 }
-                TransportError::Rpc {
-                    code,
-                    message,
-                    data,
-                } if code == error_codes::HEADER_MISMATCH => {
-                    // Modern; only a transport that sends headers can fix
-                    // this, by rebuilding them, so nothing is resent here.
-                    return Err(
-                        ClientError::new(ErrorKind::HeaderMismatch { message, data })
-                            .with_method(methods::SERVER_DISCOVER),
-                    );
-                }
-                TransportError::Rpc { code, .. } => {
-                    return Ok(Probe::Legacy(Reached::LegacyAfterProbeError { code }));
-                }
-                TransportError::Timeout { .. } if !transport.profile().answers_every_request => {
-                    return Ok(Probe::Legacy(Reached::LegacyAfterSilence));
-                }
-                // A malformed answer is no DiscoverResult: legacy evidence.
-                TransportError::Malformed { .. } => {
-                    return Ok(Probe::Legacy(Reached::LegacyAfterInvalidDiscover));
-                }
-                TransportError::ServerGone(info) => return Ok(Probe::Died(info.stderr_tail)),
-                TransportError::Http { status, .. } if (400..500).contains(&status) => {
-                    return Ok(Probe::Legacy(Reached::LegacyAfterProbeError {
-                        code: i64::from(status),
-                    }));
-                }
-                other => {
-                    return Err(ClientError::from(other).with_method(methods::SERVER_DISCOVER));
-                }
+                Step::Legacy(reached) => return Ok(Probe::Legacy(reached)),
+                Step::LegacyOnNewConnection(stderr_tail) => return Ok(Probe::Died(stderr_tail)),
+                Step::NoSharedVersion(server) => return Err(self.negotiation(Era::Modern, server)),
+                Step::Fail(e) => return Err(e),
             }
-        }
-    }
-
-    fn read_discover(&self, value: Value, reached: Reached) -> Probe {
-        let Ok(discover) = serde_json::from_value::<DiscoverResult>(value) else {
-            return Probe::Legacy(Reached::LegacyAfterInvalidDiscover);
-        };
-        if discover.supported_versions.is_empty() {
-            return Probe::Legacy(Reached::LegacyAfterInvalidDiscover);
-        }
-        match self
-            .config
-            .best_shared(Era::Modern, &discover.supported_versions)
-        {
-            Some(v) => Probe::Modern(Box::new(discover), v, reached),
-            None => Probe::Legacy(Reached::LegacyByVersionList),
         }
     }
 
@@ -417,12 +345,13 @@ impl Connecting<'_> {
 
     /// The legacy handshake: `initialize` offering the newest legacy
     /// revision, then `notifications/initialized`. `may_switch` allows the
-    /// one switch to modern when `initialize` gets `-32022`.
+    /// one switch to modern when `initialize` gets `-32022`; `stderr_tail`
+    /// is that of a server that died on the probe.
     async fn legacy(
         &self,
         transport: Arc<dyn Transport>,
         reached: Reached,
-        probe_stderr_tail: Option<String>,
+        stderr_tail: Option<String>,
         may_switch: bool,
     ) -> Result<Established> {
         let offered = self.config.offered(Era::Legacy);
@@ -430,7 +359,7 @@ impl Connecting<'_> {
             return Err(self.negotiation(Era::Legacy, Vec::new()));
         };
         let mut countered = false;
-        loop {
+        let result = loop {
             let exchange = handshake::initialize(
                 &*transport,
                 self.config,
@@ -443,31 +372,16 @@ impl Connecting<'_> {
                 },
             );
             let failure = match exchange.await {
-                Ok(result) => {
-                    return Ok(Established {
-                        transport,
-                        discover: None,
-                        verdict: Verdict {
-                            era: Era::Legacy,
-                            version: result.protocol_version,
-                            capabilities: result.capabilities,
-                            server_info: Some(result.server_info),
-                            instructions: result.instructions,
-                            reached,
-                            probe_stderr_tail,
-                            late_discover_answer: false,
-                        },
-                    });
-                }
+                Ok(result) => break result,
                 Err(InitializeFailure::Refused(e)) => e,
                 Err(InitializeFailure::Revision(v)) => {
                     return Err(self.negotiation(Era::Legacy, vec![v]));
                 }
                 Err(InitializeFailure::Failed(e)) => return Err(e),
             };
-            match failure {
+            match &failure {
                 TransportError::Rpc { code, data, .. }
-                    if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && may_switch =>
+                    if *code == error_codes::UNSUPPORTED_PROTOCOL_VERSION && may_switch =>
                 {
                     // The switch is the one retry: `modern` is entered once.
                     let rejection =
@@ -484,32 +398,29 @@ impl Connecting<'_> {
                     };
                 }
                 // 2024-11-05 rejects an unsupported version with -32602 and
-                // the versions it supports.
-                TransportError::Rpc {
-                    code,
-                    message,
-                    data,
-                } if code == error_codes::INVALID_PARAMS && !countered => {
+                // the versions it supports: one counter-offer.
+                TransportError::Rpc { code, data, .. }
+                    if *code == error_codes::INVALID_PARAMS && !countered =>
+                {
                     let supported = supported_versions(data.as_ref());
                     match self.config.best_shared(Era::Legacy, &supported) {
                         Some(v) if v != offer => {
                             offer = v;
                             countered = true;
+                            continue;
                         }
-                        _ if supported.is_empty() => {
-                            return Err(ClientError::from(TransportError::Rpc {
-                                code,
-                                message,
-                                data,
-                            })
-                            .with_method(methods::INITIALIZE));
+                        _ if !supported.is_empty() => {
+                            return Err(self.negotiation(Era::Legacy, supported));
                         }
-                        _ => return Err(self.negotiation(Era::Legacy, supported)),
+                        // With no list, the server's error as it is.
+                        _ => {}
                     }
                 }
-                other => return Err(ClientError::from(other).with_method(methods::INITIALIZE)),
+                _ => {}
             }
-        }
+            return Err(ClientError::from(failure).with_method(methods::INITIALIZE));
+        };
+        Ok(legacy_established(transport, result, reached, stderr_tail))
     }
 
     /// Connects on a saved verdict, skipping the probe: legacy goes
@@ -547,5 +458,28 @@ impl Connecting<'_> {
             transport.close().await;
         }
         outcome
+    }
+}
+
+/// A legacy connection from the `InitializeResult` that set it up.
+fn legacy_established(
+    transport: Arc<dyn Transport>,
+    result: InitializeResult,
+    reached: Reached,
+    stderr_tail: Option<String>,
+) -> Established {
+    Established {
+        transport,
+        discover: None,
+        verdict: Verdict {
+            era: Era::Legacy,
+            version: result.protocol_version,
+            capabilities: result.capabilities,
+            server_info: Some(result.server_info),
+            instructions: result.instructions,
+            reached,
+            probe_stderr_tail: stderr_tail,
+            late_discover_answer: false,
+        },
     }
 }

@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use mcp_protocol::methods;
+use mcp_protocol::methods::{self, MethodKind};
 use mcp_protocol::types::{
     CancelledNotificationParams, ElicitationCompleteNotificationParams,
     LoggingMessageNotificationParams, ProgressNotificationParams,
@@ -211,21 +211,22 @@ mod tokio_stream_shim {
 /// arrives: never behind a slow event callback, and never lost with an
 /// event a full queue drops.
 pub(crate) fn invalidate(cache: &Cache, n: &Notification) {
-    match n.method.as_str() {
-        methods::NOTIFICATION_TOOLS_LIST_CHANGED => cache.invalidate(Group::Tools, None),
-        methods::NOTIFICATION_PROMPTS_LIST_CHANGED => cache.invalidate(Group::Prompts, None),
-        methods::NOTIFICATION_RESOURCES_LIST_CHANGED => cache.invalidate(Group::Resources, None),
-        methods::NOTIFICATION_RESOURCES_UPDATED => {
-            if let Some(uri) = n
-                .params
-                .as_ref()
-                .and_then(|p| p.get("uri"))
-                .and_then(Value::as_str)
-            {
-                cache.invalidate(Group::Resource, Some(uri));
+    // A notification's facts name the group it makes stale; one about a
+    // single resource names it by its target param (`uri`).
+    let Some(facts) = methods::facts(&n.method).filter(|f| f.kind == MethodKind::Notification)
+    else {
+        return;
+    };
+    let Some(group) = facts.cache_group.and_then(Group::from_facts) else {
+        return;
+    };
+    match facts.target {
+        Some(target) => {
+            if let Some(uri) = target.in_params(n.params.as_ref()) {
+                cache.invalidate(group, Some(uri));
             }
         }
-        _ => {}
+        None => cache.invalidate(group, None),
     }
 }
 

@@ -1,69 +1,44 @@
 //! Which methods a revision has, and which server capability each needs.
 //! A call that fails here fails before anything is sent.
 
+use mcp_protocol::ProtocolVersion;
+use mcp_protocol::methods::{MethodKind, facts};
 use mcp_protocol::types::ServerCapabilities;
-use mcp_protocol::{Era, ProtocolVersion, methods};
 
 use crate::error::ErrorKind;
 
-/// Whether `version` has `method` (a client-sent method). Methods this
-/// table does not know are allowed: they go out as raw requests.
+/// Whether `version` has `method` (a client-sent method), by the method's
+/// [facts](mcp_protocol::methods::MethodFacts::revisions). Methods the
+/// table does not know, and those only a server sends, are allowed: they
+/// go out as raw requests.
 pub(crate) fn check_revision(method: &str, version: &ProtocolVersion) -> Result<(), ErrorKind> {
-    let era = version.era();
-    let ok = match method {
-        methods::INITIALIZE
-        | methods::PING
-        | methods::LOGGING_SET_LEVEL
-        | methods::RESOURCES_SUBSCRIBE
-        | methods::RESOURCES_UNSUBSCRIBE => era == Era::Legacy,
-        methods::SERVER_DISCOVER | methods::SUBSCRIPTIONS_LISTEN | methods::TASKS_UPDATE => {
-            era == Era::Modern
+    match facts(method) {
+        Some(f)
+            if f.kind == MethodKind::Request
+                && f.sender.includes_client()
+                && !f.revisions.includes(version) =>
+        {
+            Err(ErrorKind::NotInRevision {
+                version: version.clone(),
+            })
         }
-        // Experimental tasks of 2025-11-25, gone from the core in 2026.
-        methods::TASKS_RESULT | methods::TASKS_LIST => *version == ProtocolVersion::V2025_11_25,
-        methods::TASKS_GET | methods::TASKS_CANCEL => *version >= ProtocolVersion::V2025_11_25,
-        _ => true,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(ErrorKind::NotInRevision {
-            version: version.clone(),
-        })
+        _ => Ok(()),
     }
 }
 
-/// Whether the server advertised what `method` needs.
+/// Whether the server advertised what `method` needs
+/// ([`MethodFacts::server_capability`](mcp_protocol::methods::MethodFacts::server_capability),
+/// where `version` has that capability).
 pub(crate) fn check_capability(
     method: &str,
     version: &ProtocolVersion,
     caps: &ServerCapabilities,
 ) -> Result<(), ErrorKind> {
-    let missing = |capability| Err(ErrorKind::CapabilityNotAdvertised { capability });
-    match method {
-        methods::TOOLS_LIST | methods::TOOLS_CALL if caps.tools.is_none() => missing("tools"),
-        methods::PROMPTS_LIST | methods::PROMPTS_GET if caps.prompts.is_none() => {
-            missing("prompts")
-        }
-        methods::RESOURCES_LIST | methods::RESOURCES_TEMPLATES_LIST | methods::RESOURCES_READ
-            if caps.resources.is_none() =>
-        {
-            missing("resources")
-        }
-        methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE
-            if caps
-                .resources
-                .as_ref()
-                .is_none_or(|r| r.subscribe != Some(true)) =>
-        {
-            missing("resources.subscribe")
-        }
-        methods::LOGGING_SET_LEVEL if caps.logging.is_none() => missing("logging"),
-        // 2024-11-05 had completion without a `completions` capability.
-        methods::COMPLETION_COMPLETE
-            if caps.completions.is_none() && *version > ProtocolVersion::V2024_11_05 =>
-        {
-            missing("completions")
+    match facts(method).and_then(|f| f.server_capability) {
+        Some(need) if need.exists_in(version) && !need.advertised_in(caps) => {
+            Err(ErrorKind::CapabilityNotAdvertised {
+                capability: need.path(),
+            })
         }
         _ => Ok(()),
     }
@@ -71,6 +46,8 @@ pub(crate) fn check_capability(
 
 #[cfg(test)]
 mod tests {
+    use mcp_protocol::methods;
+
     use super::*;
 
     #[test]
@@ -92,6 +69,28 @@ mod tests {
         assert!(check_revision(methods::TASKS_GET, &legacy).is_err());
         assert!(check_revision(methods::TASKS_GET, &ProtocolVersion::V2025_11_25).is_ok());
         assert!(check_revision("vendor/x", &legacy).is_ok());
+        // What only a server sends goes out raw in any revision.
+        let old = ProtocolVersion::V2025_03_26;
+        assert!(check_revision(methods::ELICITATION_CREATE, &old).is_ok());
+        assert!(check_revision(methods::TASKS_RESULT, &modern).is_err());
+        assert!(check_revision(methods::TASKS_UPDATE, &legacy).is_err());
+    }
+
+    #[test]
+    fn subscribing_needs_resources_subscribe() {
+        let v = ProtocolVersion::V2025_06_18;
+        let caps: ServerCapabilities =
+            serde_json::from_value(serde_json::json!({"resources": {}})).unwrap();
+        let refused = check_capability(methods::RESOURCES_SUBSCRIBE, &v, &caps);
+        assert!(matches!(
+            refused,
+            Err(ErrorKind::CapabilityNotAdvertised {
+                capability: "resources.subscribe"
+            })
+        ));
+        assert!(check_capability(methods::RESOURCES_READ, &v, &caps).is_ok());
+        assert!(check_capability(methods::PROMPTS_GET, &v, &caps).is_err());
+        assert!(check_capability("vendor/x", &v, &caps).is_ok());
     }
 
     #[test]

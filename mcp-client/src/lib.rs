@@ -74,6 +74,7 @@ mod meta_cache;
 pub mod mrtr;
 mod options;
 mod page;
+mod probe;
 mod renewal;
 mod resend;
 mod restart_policy;

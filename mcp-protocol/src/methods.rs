@@ -1,12 +1,20 @@
 //! Method names, and the types that tie each request's params to its result
 //! ([`RequestMethod`]) and each notification to its params
-//! ([`NotificationMethod`]), so a client can offer a typed `request::<M>()`.
+//! ([`NotificationMethod`]), so a client can offer a typed `request::<M>()`;
+//! and what is known of each method ([`facts()`]).
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::types::*;
+
+mod facts;
+
+pub use self::facts::{
+    CacheGroup, ClientCapability, MethodFacts, MethodKind, Revisions, Sender, ServerCapability,
+    Target,
+};
 
 /// `initialize` (legacy).
 pub const INITIALIZE: &str = "initialize";
@@ -86,7 +94,8 @@ pub trait RequestMethod {
     /// The method name.
     const METHOD: &'static str;
     /// Whether the method may answer `input_required` (2026-07-28+):
-    /// `tools/call`, `prompts/get`, `resources/read`.
+    /// `tools/call`, `prompts/get`, `resources/read`. For the methods
+    /// declared here, [`MethodFacts::may_require_input`] of its row.
     const MAY_REQUIRE_INPUT: bool = false;
     /// Whether sending the request again is harmless when the server may
     /// already have run it (an answer lost on the way back, a gateway's
@@ -95,7 +104,9 @@ pub trait RequestMethod {
     /// `server/discover`, `ping`, lists, reads, `prompts/get`, completion,
     /// subscribing, the log level); false for what may act or cost
     /// (`tools/call`, sampling, elicitation, cancelling or updating a
-    /// task). [`resend_is_harmless`] asks the same by name.
+    /// task). For the methods declared here,
+    /// [`MethodFacts::resend_is_harmless`] of its row;
+    /// [`resend_is_harmless`] asks the same by name.
     const RESEND_IS_HARMLESS: bool = false;
     /// The params.
     type Params: Serialize + DeserializeOwned;
@@ -128,12 +139,11 @@ pub trait NotificationMethod {
 
 /// `[moved]` after a result type: the type has `from_value` (see
 /// `deserialize_with_extra!`), which [`RequestMethod::result_from_value`]
-/// uses.
+/// uses. What a method may do comes from its row of the facts table.
 macro_rules! request_methods {
     ($(
         $(#[$doc:meta])*
-        $name:ident = $method:ident, $params:ty => $result:ty
-            $([$moved:ident])? $(, input = $input:literal)? $(, harmless = $harmless:literal)?;
+        $name:ident = $method:ident, $params:ty => $result:ty $([$moved:ident])?;
     )+) => {
         $(
             $(#[$doc])*
@@ -142,19 +152,13 @@ macro_rules! request_methods {
 
             impl RequestMethod for $name {
                 const METHOD: &'static str = $method;
-                $(const MAY_REQUIRE_INPUT: bool = $input;)?
-                $(const RESEND_IS_HARMLESS: bool = $harmless;)?
+                const MAY_REQUIRE_INPUT: bool = facts::$method.may_require_input;
+                const RESEND_IS_HARMLESS: bool = facts::$method.resend_is_harmless;
                 type Params = $params;
                 type Result = $result;
                 $(request_methods!(@$moved $result);)?
             }
         )+
-
-        /// Every request method's name and whether re-sending it is
-        /// harmless, for [`resend_is_harmless`].
-        const RESEND_TABLE: &[(&str, bool)] = &[
-            $(($method, <$name as RequestMethod>::RESEND_IS_HARMLESS),)+
-        ];
     };
     (@moved $result:ty) => {
         fn result_from_value(value: Value) -> Result<$result, serde_json::Error> {
@@ -184,49 +188,49 @@ request_methods! {
     /// has one is refused, or opens a session left behind.
     Initialize = INITIALIZE, InitializeRequestParams => InitializeResult;
     /// `ping` (legacy).
-    Ping = PING, RequestParams => EmptyResult, harmless = true;
+    Ping = PING, RequestParams => EmptyResult;
     /// `server/discover` (2026-07-28+).
-    Discover = SERVER_DISCOVER, RequestParams => DiscoverResult, harmless = true;
+    Discover = SERVER_DISCOVER, RequestParams => DiscoverResult;
     /// `tools/list`.
-    ListTools = TOOLS_LIST, PaginatedRequestParams => ListToolsResult [moved], harmless = true;
+    ListTools = TOOLS_LIST, PaginatedRequestParams => ListToolsResult [moved];
     /// `tools/call`.
-    CallTool = TOOLS_CALL, CallToolRequestParams => CallToolResult [moved], input = true;
+    CallTool = TOOLS_CALL, CallToolRequestParams => CallToolResult [moved];
     /// `resources/list`.
-    ListResources = RESOURCES_LIST, PaginatedRequestParams => ListResourcesResult [moved], harmless = true;
+    ListResources = RESOURCES_LIST, PaginatedRequestParams => ListResourcesResult [moved];
     /// `resources/templates/list`.
-    ListResourceTemplates = RESOURCES_TEMPLATES_LIST, PaginatedRequestParams => ListResourceTemplatesResult [moved], harmless = true;
+    ListResourceTemplates = RESOURCES_TEMPLATES_LIST, PaginatedRequestParams => ListResourceTemplatesResult [moved];
     /// `resources/read`.
-    ReadResource = RESOURCES_READ, ReadResourceRequestParams => ReadResourceResult, input = true, harmless = true;
+    ReadResource = RESOURCES_READ, ReadResourceRequestParams => ReadResourceResult;
     /// `resources/subscribe` (legacy).
-    Subscribe = RESOURCES_SUBSCRIBE, SubscribeRequestParams => EmptyResult, harmless = true;
+    Subscribe = RESOURCES_SUBSCRIBE, SubscribeRequestParams => EmptyResult;
     /// `resources/unsubscribe` (legacy).
-    Unsubscribe = RESOURCES_UNSUBSCRIBE, UnsubscribeRequestParams => EmptyResult, harmless = true;
+    Unsubscribe = RESOURCES_UNSUBSCRIBE, UnsubscribeRequestParams => EmptyResult;
     /// `prompts/list`.
-    ListPrompts = PROMPTS_LIST, PaginatedRequestParams => ListPromptsResult [moved], harmless = true;
+    ListPrompts = PROMPTS_LIST, PaginatedRequestParams => ListPromptsResult [moved];
     /// `prompts/get`.
-    GetPrompt = PROMPTS_GET, GetPromptRequestParams => GetPromptResult, input = true, harmless = true;
+    GetPrompt = PROMPTS_GET, GetPromptRequestParams => GetPromptResult;
     /// `completion/complete`.
-    Complete = COMPLETION_COMPLETE, CompleteRequestParams => CompleteResult, harmless = true;
+    Complete = COMPLETION_COMPLETE, CompleteRequestParams => CompleteResult;
     /// `logging/setLevel` (legacy).
-    SetLevel = LOGGING_SET_LEVEL, SetLevelRequestParams => EmptyResult, harmless = true;
+    SetLevel = LOGGING_SET_LEVEL, SetLevelRequestParams => EmptyResult;
     /// `subscriptions/listen` (2026-07-28+).
-    SubscriptionsListen = SUBSCRIPTIONS_LISTEN, SubscriptionsListenRequestParams => SubscriptionsListenResult, harmless = true;
+    SubscriptionsListen = SUBSCRIPTIONS_LISTEN, SubscriptionsListenRequestParams => SubscriptionsListenResult;
     /// `roots/list`, which a legacy server sends the client.
-    ListRoots = ROOTS_LIST, RequestParams => ListRootsResult, harmless = true;
+    ListRoots = ROOTS_LIST, RequestParams => ListRootsResult;
     /// `sampling/createMessage`, which a legacy server sends the client.
     CreateMessage = SAMPLING_CREATE_MESSAGE, CreateMessageRequestParams => CreateMessageResult;
     /// `elicitation/create`, which a legacy server sends the client.
     Elicit = ELICITATION_CREATE, ElicitRequestParams => ElicitResult;
     /// `tasks/get` of 2025-11-25 (experimental tasks).
-    GetTask = TASKS_GET, TaskIdParams => GetTaskResult, harmless = true;
+    GetTask = TASKS_GET, TaskIdParams => GetTaskResult;
     /// `tasks/result` of 2025-11-25: the task's original result, raw.
-    GetTaskPayload = TASKS_RESULT, TaskIdParams => Value, harmless = true;
+    GetTaskPayload = TASKS_RESULT, TaskIdParams => Value;
     /// `tasks/list` of 2025-11-25.
-    ListTasks = TASKS_LIST, PaginatedRequestParams => ListTasksResult [moved], harmless = true;
+    ListTasks = TASKS_LIST, PaginatedRequestParams => ListTasksResult;
     /// `tasks/cancel` of 2025-11-25.
     CancelTask = TASKS_CANCEL, TaskIdParams => CancelTaskResult;
     /// `tasks/get` of the tasks extension (2026-07-28+).
-    GetExtensionTask = TASKS_GET, TaskIdParams => DetailedTask, harmless = true;
+    GetExtensionTask = TASKS_GET, TaskIdParams => DetailedTask;
     /// `tasks/update` of the tasks extension (2026-07-28+).
     UpdateTask = TASKS_UPDATE, UpdateTaskParams => EmptyResult;
     /// `tasks/cancel` of the tasks extension (2026-07-28+).
@@ -249,9 +253,41 @@ request_methods! {
 /// assert!(!resend_is_harmless(methods::INITIALIZE));
 /// ```
 pub fn resend_is_harmless(method: &str) -> bool {
-    RESEND_TABLE
-        .iter()
-        .any(|(name, harmless)| *name == method && *harmless)
+    facts(method).is_some_and(|f| f.resend_is_harmless)
+}
+
+/// What is known of `method`: the revisions that have it, who sends it,
+/// the capability it needs, its cache group, whether it may ask for input,
+/// whether sending it again is harmless, and which param names what it
+/// acts on. `None` for a method this library does not know. No I/O: a
+/// lookup in one table, which every method declared here has a row of.
+///
+/// ```
+/// use mcp_protocol::methods::{self, CacheGroup, Revisions, ServerCapability, Target, facts};
+/// use mcp_protocol::{Era, ProtocolVersion};
+///
+/// let call = facts(methods::TOOLS_CALL).unwrap();
+/// assert_eq!(call.server_capability, Some(ServerCapability::Tools));
+/// assert!(call.may_require_input && !call.resend_is_harmless);
+/// assert_eq!(call.target, Some(Target::TOOL));
+///
+/// let read = facts(methods::RESOURCES_READ).unwrap();
+/// assert_eq!(read.cache_group, Some(CacheGroup::Resource));
+/// assert_eq!(read.target.unwrap().param, "uri");
+///
+/// let setlevel = facts(methods::LOGGING_SET_LEVEL).unwrap();
+/// assert_eq!(setlevel.revisions, Revisions::Era(Era::Legacy));
+/// assert!(!setlevel.revisions.includes(&ProtocolVersion::V2026_07_28));
+///
+/// assert!(facts("vendor/launch").is_none());
+/// ```
+pub fn facts(method: &str) -> Option<&'static MethodFacts> {
+    facts::lookup(method)
+}
+
+/// Every method's facts, requests then notifications.
+pub fn all_facts() -> &'static [&'static MethodFacts] {
+    facts::ROWS
 }
 
 notification_methods! {

@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 
+use mcp_protocol::methods::MethodKind;
 use mcp_protocol::{ProtocolVersion, Request, RequestId, meta, methods};
 use mcp_transport::{RequestOptions, Transport, TransportError};
 use serde_json::{Map, Value};
@@ -185,17 +186,12 @@ pub(crate) fn extras_with_context<'a>(
 }
 
 /// What a request names, as the span field and its value: the tool, the
-/// prompt, or the resource's URI.
+/// prompt, or the resource's URI (the method's
+/// [`target`](mcp_protocol::methods::MethodFacts::target)).
 fn target_of<'a>(method: &str, params: Option<&'a Value>) -> Option<(&'static str, &'a str)> {
-    let (field, param) = match method {
-        methods::TOOLS_CALL => ("tool", "name"),
-        methods::PROMPTS_GET => ("prompt", "name"),
-        methods::RESOURCES_READ | methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
-            ("resource", "uri")
-        }
-        _ => return None,
-    };
-    Some((field, params?.get(param)?.as_str()?))
+    let facts = methods::facts(method).filter(|f| f.kind == MethodKind::Request)?;
+    let target = facts.target?;
+    Some((target.what, target.in_params(params)?))
 }
 
 /// `tools/call get_weather`, or the method alone when it names nothing.
