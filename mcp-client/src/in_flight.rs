@@ -87,9 +87,6 @@ impl Drop for Owned<'_> {
 /// What a call names, for its handlers' context: the tool, the prompt, or
 /// the resource.
 pub(crate) fn target_of(method: &str, params: Option<&Value>) -> Option<String> {
-    let field = match method {
-        methods::RESOURCES_READ => "uri",
-        _ => "name",
-    };
-    params?.get(field)?.as_str().map(str::to_owned)
+    let target = methods::facts(method)?.target?;
+    target.in_params(params).map(str::to_owned)
 }

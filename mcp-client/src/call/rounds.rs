@@ -28,10 +28,7 @@ pub(crate) async fn until_complete(
     params: Value,
     options: &CallOptions,
 ) -> Result<(Value, u32)> {
-    let may_require_input = matches!(
-        method,
-        methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
-    );
+    let may_require_input = methods::facts(method).is_some_and(|f| f.may_require_input);
     if !may_require_input {
         let value = attempt::request(session, method, Some(params), options, None).await?;
         return match classify_result(value, &session.registered_result_types()) {
