@@ -1,11 +1,10 @@
-//! Where this crate's helper binaries are, for tests in any crate.
+//! Where this crate's helper binary is, for tests in any crate:
+//! [`relay_path`] gives `mcp-testkit-relay`, which relays its stdio to a
+//! [`crate::contract::RelayServer`] so a process-based transport can run
+//! the contract suite against a real child process. (The reference server's
+//! binary is `mcp_reference_server::binaries::server_path`.)
 //!
-//! - [`relay_path`]: `mcp-testkit-relay`, which relays its stdio to a
-//!   [`crate::contract::RelayServer`] so a process-based transport can run
-//!   the contract suite against a real child process;
-//! - [`server_path`]: `mcp-testkit-server`, the reference server.
-//!
-//! A binary is looked for next to the running test executable (cargo puts
+//! The binary is looked for next to the running test executable (cargo puts
 //! tests in `target/<profile>/deps/` and binaries in `target/<profile>/`).
 //! When it is not there (a test of another crate, which cargo does not build
 //! this crate's binaries for), it is built once per process with
@@ -20,9 +19,6 @@ use std::sync::OnceLock;
 /// The relay binary's name.
 pub const RELAY_BIN: &str = "mcp-testkit-relay";
 
-/// The reference server binary's name.
-pub const SERVER_BIN: &str = "mcp-testkit-server";
-
 /// The path of `mcp-testkit-relay`, built if needed.
 ///
 /// # Panics
@@ -31,16 +27,6 @@ pub const SERVER_BIN: &str = "mcp-testkit-server";
 pub fn relay_path() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| find_or_build(RELAY_BIN)).clone()
-}
-
-/// The path of `mcp-testkit-server`, built if needed.
-///
-/// # Panics
-///
-/// When the binary is missing and cannot be built; the message says why.
-pub fn server_path() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| find_or_build(SERVER_BIN)).clone()
 }
 
 fn file_name(name: &str) -> String {
