@@ -144,6 +144,7 @@ fn messages_are_split_into_lines_by_one_splitter() {
     let mut files = Vec::new();
     for dir in [
         "mcp-testkit/src",
+        "mcp-transport-contract/src",
         "mcp-reference-server/src",
         "mcp-transport-stdio/src",
         "xtask/bench/src",

@@ -6,8 +6,8 @@
 //!   transport's);
 //! - `mcp-client` depends on no concrete transport without its default
 //!   features, and on no OpenTelemetry crate without its `otel` feature;
-//! - `mcp-cli` (the shipped `mcp` command) does not depend on the testkit,
-//!   and embeds the reference server without its `http` and `oauth`
+//! - `mcp-cli` (the shipped `mcp` command) does not depend on the testkit
+//!   or the contract suite, and embeds the reference server without its `http` and `oauth`
 //!   features (no hyper server, no authorization server in
 //!   `cargo install`). The features are read as a build of the CLI alone
 //!   resolves them, so a normal dependency that turns them on again
@@ -25,7 +25,7 @@ pub(crate) fn deps() -> Result {
     eprintln!(
         "<== dependency rules hold: mcp-protocol has no runtime or I/O crate; mcp-client no \
          concrete transport, and no OpenTelemetry crate without its `otel` feature; mcp-cli \
-         no testkit, and the reference server without `http` and `oauth`"
+         no test code, and the reference server without `http` and `oauth`"
     );
     Ok(())
 }
@@ -107,12 +107,11 @@ fn cli_ships_no_test_code() -> Result {
     for line in tree.lines() {
         let (package, features) = line.split_once('|').unwrap_or((line, ""));
         let name = package.split_whitespace().next().unwrap_or_default();
-        if name == "mcp-steady-testkit" {
-            return Err(
-                "mcp-cli must not depend on the testkit (test doubles and the \
-                        contract suite), but does"
-                    .into(),
-            );
+        if ["mcp-steady-testkit", "mcp-steady-transport-contract"].contains(&name) {
+            return Err(format!(
+                "mcp-cli must not depend on test code (the doubles, the contract suite), \
+                 but depends on {name}"
+            ));
         }
         if name != "mcp-steady-reference-server" {
             continue;

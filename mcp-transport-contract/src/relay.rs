@@ -19,7 +19,7 @@ pub const DIE_CODE: i32 = 3;
 /// What a peer's server writes to its stderr before it dies, when it can.
 pub const DIE_STDERR: &str = "last words";
 
-/// Listens for the relay binary (`mcp-testkit-relay`), which a
+/// Listens for the relay binary (`mcp-transport-contract-relay`), which a
 /// process-based transport starts as its server.
 ///
 /// The relay connects to this listener and relays: its stdin lines to the
@@ -29,7 +29,7 @@ pub const DIE_STDERR: &str = "last words";
 ///
 /// ```no_run
 /// # async fn demo() -> std::io::Result<()> {
-/// use mcp_testkit::contract::RelayServer;
+/// use mcp_transport_contract::RelayServer;
 ///
 /// let relay = RelayServer::bind().await?;
 /// let argv = relay.argv(); // [relay binary, "--connect", "127.0.0.1:PORT"]

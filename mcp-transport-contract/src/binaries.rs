@@ -1,15 +1,15 @@
 //! Where this crate's helper binary is, for tests in any crate:
-//! [`relay_path`] gives `mcp-testkit-relay`, which relays its stdio to a
-//! [`crate::contract::RelayServer`] so a process-based transport can run
-//! the contract suite against a real child process. (The reference server's
-//! binary is `mcp_reference_server::binaries::server_path`.)
+//! [`relay_path`] gives `mcp-transport-contract-relay`, which relays its
+//! stdio to a [`crate::RelayServer`] so a process-based transport can run
+//! the contract suite against a real child process.
 //!
 //! The binary is looked for next to the running test executable (cargo puts
 //! tests in `target/<profile>/deps/` and binaries in `target/<profile>/`).
 //! When it is not there (a test of another crate, which cargo does not build
 //! this crate's binaries for), it is built once per process with
-//! `cargo build -p mcp-steady-testkit --bin <name>` into the same target directory
-//! and profile. `MCP_TESTKIT_BIN_DIR`, when set, is searched first.
+//! `cargo build -p mcp-steady-transport-contract --bin <name>` into the
+//! same target directory and profile. `MCP_TRANSPORT_CONTRACT_BIN_DIR`,
+//! when set, is searched first.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -17,9 +17,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The relay binary's name.
-pub const RELAY_BIN: &str = "mcp-testkit-relay";
+pub const RELAY_BIN: &str = "mcp-transport-contract-relay";
 
-/// The path of `mcp-testkit-relay`, built if needed.
+/// The path of `mcp-transport-contract-relay`, built if needed.
 ///
 /// # Panics
 ///
@@ -65,7 +65,7 @@ fn profile_dir() -> Option<PathBuf> {
 }
 
 fn find_or_build(name: &str) -> PathBuf {
-    if let Some(dir) = env::var_os("MCP_TESTKIT_BIN_DIR") {
+    if let Some(dir) = env::var_os("MCP_TRANSPORT_CONTRACT_BIN_DIR") {
         let candidate = PathBuf::from(dir).join(file_name(name));
         if candidate.is_file() {
             return candidate;
@@ -95,7 +95,7 @@ fn build(name: &str, profile_dir: &Path) {
     if !manifest.is_file() {
         panic!(
             "{name} is not in {} and this crate's sources are not at hand to build it; \
-             build it and set MCP_TESTKIT_BIN_DIR to its directory",
+             build it and set MCP_TRANSPORT_CONTRACT_BIN_DIR to its directory",
             profile_dir.display()
         );
     }
@@ -122,7 +122,7 @@ fn build(name: &str, profile_dir: &Path) {
         .arg("build")
         .arg("--manifest-path")
         .arg(&manifest)
-        .args(["-p", "mcp-steady-testkit", "--bin", name]);
+        .args(["-p", "mcp-steady-transport-contract", "--bin", name]);
     match profile.as_str() {
         "debug" => {}
         "release" => {

@@ -23,13 +23,13 @@ use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::framing::encode_line;
 use mcp_protocol::methods::NOTIFICATION_CANCELLED;
 use mcp_protocol::{ErrorObject, Inbound, Message, Notification, Request, RequestId};
-use mcp_testkit::contract::{
-    ContractReport, DIE_CODE, DIE_STDERR, Harness, LinePeer, MemoryPeer, Outcome, Peer,
-    memory_harness, rules, run_contract_suite,
-};
 use mcp_transport::{
     ConnectionHandlers, Engine, ExitInfo, GoneInfo, Listener, RequestOptions, ResponseFuture,
     ServerRequestHandler, Transport, TransportError,
+};
+use mcp_transport_contract::{
+    ContractReport, DIE_CODE, DIE_STDERR, Harness, LinePeer, MemoryPeer, Outcome, Peer,
+    memory_harness, rules, run_contract_suite,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};

@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use mcp_protocol::{Message, Request, Response};
-use mcp_testkit::contract::{Peer, memory_harness};
 use mcp_transport::{
     CancellationToken, ConnectionHandlers, RequestOptions, Transport, TransportError,
 };
+use mcp_transport_contract::{Peer, memory_harness};
 use serde_json::json;
 
 #[tokio::test(start_paused = true)]

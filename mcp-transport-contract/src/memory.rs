@@ -46,7 +46,10 @@ impl MemoryPeer {
         &self.engine
     }
 
-    pub(crate) fn tap(&self) -> Arc<Tap> {
+    /// The log of what the engine sent, shared: a double built on this
+    /// wire (the testkit's scripted and cassette transports) reads the
+    /// engine's messages through it.
+    pub fn tap(&self) -> Arc<Tap> {
         self.tap.clone()
     }
 
@@ -108,8 +111,9 @@ impl Peer for MemoryPeer {
 ///
 /// Items can be drained into the log without being received
 /// ([`log`](Self::log)), so the log is exact at any moment while the
-/// receiver still sees every message once, in order.
-pub(crate) struct Tap {
+/// receiver still sees every message once, in order. [`MemoryPeer::tap`]
+/// shares it with a double that plays the server on the same wire.
+pub struct Tap {
     state: Mutex<TapState>,
 }
 
@@ -136,7 +140,7 @@ impl Tap {
 
     /// Moves whatever the engine queued into the log and the receive
     /// queue; returns whether anything is waiting to be received.
-    pub(crate) fn drain(&self) -> bool {
+    pub fn drain(&self) -> bool {
         let mut state = self.lock();
         while let Some(item) = state.rx.try_recv() {
             let message = item.into_message();
@@ -147,13 +151,13 @@ impl Tap {
     }
 
     /// Everything sent so far.
-    pub(crate) fn log(&self) -> Vec<Message> {
+    pub fn log(&self) -> Vec<Message> {
         self.drain();
         self.lock().log.clone()
     }
 
     /// The next message, in order.
-    pub(crate) fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<Message>> {
+    pub fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<Message>> {
         let mut state = self.lock();
         if let Some(message) = state.queue.pop_front() {
             return Poll::Ready(Some(message));

@@ -14,7 +14,7 @@ use mcp_protocol::meta::PROGRESS_TOKEN;
 use mcp_protocol::methods::NOTIFICATION_CANCELLED;
 
 use super::{SENTINEL, Verdict, fail, no_peer};
-use crate::contract::{Peer, PeerFactory};
+use crate::{Peer, PeerFactory};
 
 pub(super) struct Ctx {
     pub(super) factory: Arc<dyn PeerFactory>,

@@ -1,5 +1,5 @@
-//! `mcp-testkit-relay --connect HOST:PORT`: a child process whose stdio is
-//! played by a test over TCP.
+//! `mcp-transport-contract-relay --connect HOST:PORT`: a child process
+//! whose stdio is played by a test over TCP.
 //!
 //! It connects to the address, then relays its stdin lines to the socket
 //! and the socket's lines to its stdout. A control line from the socket,
@@ -15,7 +15,7 @@ use std::process::exit;
 use mcp_protocol::framing::{LineSplitter, Split};
 
 fn usage() -> ! {
-    eprintln!("usage: mcp-testkit-relay --connect HOST:PORT");
+    eprintln!("usage: mcp-transport-contract-relay --connect HOST:PORT");
     exit(2)
 }
 
@@ -28,7 +28,7 @@ fn main() {
     let stream = match TcpStream::connect(&addr) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("mcp-testkit-relay: cannot connect to {addr}: {e}");
+            eprintln!("mcp-transport-contract-relay: cannot connect to {addr}: {e}");
             exit(1)
         }
     };
@@ -36,7 +36,7 @@ fn main() {
     let mut to_socket = match stream.try_clone() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("mcp-testkit-relay: {e}");
+            eprintln!("mcp-transport-contract-relay: {e}");
             exit(1)
         }
     };

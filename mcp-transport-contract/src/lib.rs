@@ -57,7 +57,7 @@
 //! use std::sync::Arc;
 //!
 //! use mcp_protocol::{Inbound, framing::encode_line};
-//! use mcp_testkit::contract::{Harness, LinePeer, run_contract_suite};
+//! use mcp_transport_contract::{Harness, LinePeer, run_contract_suite};
 //! use mcp_transport::{ConnectionHandlers, Engine, GoneInfo};
 //! use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 //!
@@ -111,6 +111,10 @@
 //! # }
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
+pub mod binaries;
 mod line;
 mod memory;
 mod relay;
@@ -126,7 +130,7 @@ use mcp_protocol::Message;
 use mcp_transport::{ConnectionHandlers, Transport};
 
 pub use line::LinePeer;
-pub(crate) use memory::Tap;
+pub use memory::Tap;
 pub use memory::{MemoryPeer, memory_harness};
 pub use relay::{DIE_CODE, DIE_STDERR, RelayPeer, RelayServer};
 
@@ -183,7 +187,7 @@ impl<P: Peer + ?Sized> Peer for Box<P> {
 /// ```
 /// use std::sync::Arc;
 ///
-/// use mcp_testkit::contract::{Harness, memory_harness};
+/// use mcp_transport_contract::{Harness, memory_harness};
 /// use mcp_transport::ConnectionHandlers;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -297,7 +301,7 @@ where
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_testkit::contract::SuiteConfig;
+/// use mcp_transport_contract::SuiteConfig;
 ///
 /// let config = SuiteConfig::new().unit(Duration::from_millis(20)).skip("thousand_concurrent");
 /// assert_eq!(config.skip, ["thousand_concurrent"]);
@@ -356,7 +360,7 @@ pub struct RuleInfo {
 /// Every rule the suite checks, in the order it runs them.
 ///
 /// ```
-/// let rules = mcp_testkit::contract::rules();
+/// let rules = mcp_transport_contract::rules();
 /// assert!(rules.iter().any(|r| r.name == "peer_death"));
 /// ```
 pub fn rules() -> Vec<RuleInfo> {
@@ -372,7 +376,7 @@ pub fn rules() -> Vec<RuleInfo> {
 /// How one rule went.
 ///
 /// ```
-/// use mcp_testkit::contract::Outcome;
+/// use mcp_transport_contract::Outcome;
 ///
 /// let part = Outcome::PassedInPart("the harness has no peer".into());
 /// assert!(part.ran() && !part.is_passed() && part.is_incomplete());
@@ -438,27 +442,8 @@ pub struct RuleResult {
 /// counted as passed: [`assert_all_passed`](Self::assert_all_passed)
 /// requires every rule to run whole, and
 /// [`assert_all_passed_except`](Self::assert_all_passed_except) takes the
-/// exact list of rules the caller expects not to run whole.
-///
-/// ```
-/// use std::sync::Arc;
-///
-/// use mcp_testkit::contract::{Harness, Outcome, run_contract_suite};
-/// use mcp_testkit::null::NullTransport;
-/// use mcp_transport::ConnectionHandlers;
-///
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// let report = run_contract_suite(|handlers: ConnectionHandlers| async move {
-///     Harness::without_peer(Arc::new(NullTransport::with_handlers(handlers)))
-/// })
-/// .await;
-/// // Without a peer, most rules cannot run: they are named, not passed.
-/// assert!(report.ran_count() < report.results.len());
-/// assert!(matches!(report.outcome("close"), Some(Outcome::PassedInPart(_))));
-/// report.assert_all_passed_except(&report.incomplete());
-/// # }
-/// ```
+/// exact list of rules the caller expects not to run whole (the testkit's
+/// crate docs show the report of its null transport, which has no peer).
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct ContractReport {
@@ -536,7 +521,7 @@ impl ContractReport {
     /// ```should_panic
     /// use std::sync::Arc;
     ///
-    /// use mcp_testkit::contract::{Harness, SuiteConfig, memory_harness, run_contract_suite_with};
+    /// use mcp_transport_contract::{Harness, SuiteConfig, memory_harness, run_contract_suite_with};
     /// use mcp_transport::ConnectionHandlers;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

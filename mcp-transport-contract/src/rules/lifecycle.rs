@@ -8,7 +8,7 @@ use tokio::time::{Instant, sleep, timeout};
 
 use super::conn::{Conn, Ctx, complete, joined, show, spawn};
 use super::{Checked, Verdict, fail, peerless_part};
-use crate::contract::{DIE_CODE, DIE_STDERR};
+use crate::{DIE_CODE, DIE_STDERR};
 
 pub(super) async fn ordering(ctx: Ctx) -> Checked {
     let mut c = ctx.connect_discard().await;

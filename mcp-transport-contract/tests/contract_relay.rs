@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use mcp_protocol::Inbound;
 use mcp_protocol::framing::encode_line;
-use mcp_testkit::contract::{
+use mcp_transport::{ConnectionHandlers, Engine, ExitInfo, GoneInfo, RequestOptions, Transport};
+use mcp_transport_contract::{
     DIE_CODE, DIE_STDERR, Harness, Peer, RelayServer, SuiteConfig, run_contract_suite_with,
 };
-use mcp_transport::{ConnectionHandlers, Engine, ExitInfo, GoneInfo, RequestOptions, Transport};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
@@ -85,7 +85,7 @@ async fn the_engine_over_a_real_process_passes_every_rule() {
     let report = run_contract_suite_with(connect, SuiteConfig::default()).await;
     println!("{report}\nwall time: {:?}", wall.elapsed());
     report.assert_all_passed();
-    assert_eq!(report.ran_count(), mcp_testkit::contract::rules().len());
+    assert_eq!(report.ran_count(), mcp_transport_contract::rules().len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
