@@ -1,4 +1,4 @@
-//! The provider against the testkit's protected reference server, whose
+//! The provider against the protected reference server, whose
 //! authorization server verifies what the in-process one of `common`
 //! takes on trust: the PKCE verifier, the redirect URI, the client's
 //! registered secret on every token request; and a real MCP server
@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use common::{WAIT, transport};
 use mcp_auth::{HeadlessAuthorizer, OAuthProvider, PreRegistered};
 use mcp_protocol::Request;
-use mcp_testkit::fake::FakeConfig;
-use mcp_testkit::fake::http::{HttpOptions, OAuthOptions, ProtectedHttpFake};
+use mcp_reference_server::FakeConfig;
+use mcp_reference_server::http::{HttpOptions, OAuthOptions, ProtectedHttpFake};
 use mcp_transport::{RequestOptions, Transport};
 use mcp_transport_http::{HttpTransport, HttpTransportBuilder};
 use serde_json::{Value, json};

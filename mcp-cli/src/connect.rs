@@ -15,7 +15,7 @@ use mcp_client::protocol::types::{CreateMessageResult, Root, SamplingContent};
 use mcp_client::transport::record::Recorder;
 use mcp_client::transport::{Connector, TransportError};
 use mcp_client::{Client, ClientBuilder, EraMode, ErrorKind, HttpTransportBuilder};
-use mcp_testkit::fake::{FakeConfig, FakeServer};
+use mcp_reference_server::{FakeConfig, FakeServer};
 use mcp_transport_stdio::StdioCommand;
 
 use crate::args::{Cli, EraArg};
@@ -30,7 +30,7 @@ pub(crate) enum Server {
     Stdio(Vec<String>),
     /// A server at a URL, over HTTP.
     Http(String),
-    /// The embedded reference server (mcp-testkit's fake server, both eras).
+    /// The embedded reference server (`mcp_reference_server`, both eras).
     Embedded,
     /// A server of a servers file, by name.
     Configured(String, ServerDefinition),

@@ -1,8 +1,8 @@
 //! `mcp`: inspect and drive any MCP server from a terminal.
 //!
 //! Built on the public API of `mcp_client` (package `mcp-steady-client`)
-//! only. With no server given, it serves the embedded reference server (the
-//! testkit's fake server, both eras) in process, so it works on a fresh
+//! only. With no server given, it serves the embedded reference server
+//! (`mcp_reference_server`, both eras) in process, so it works on a fresh
 //! machine with nothing else installed.
 //!
 //! # Usage

@@ -299,8 +299,8 @@ async fn the_python_sdk_server_replays_progress_in_modern_and_elicitation_in_leg
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bearer_token_over_http_never_lands_in_the_file() {
-    use mcp_testkit::fake::FakeConfig;
-    use mcp_testkit::fake::http::HttpFake;
+    use mcp_reference_server::FakeConfig;
+    use mcp_reference_server::http::HttpFake;
 
     const TOKEN: &str = "tok-3f9a1c77e2b54d08";
     let fake = HttpFake::start(FakeConfig::dual()).await.unwrap();
@@ -398,8 +398,8 @@ async fn mcp_blocking(args: Vec<String>) -> Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_in_the_url_never_lands_in_the_file_which_is_private() {
-    use mcp_testkit::fake::FakeConfig;
-    use mcp_testkit::fake::http::HttpFake;
+    use mcp_reference_server::FakeConfig;
+    use mcp_reference_server::http::HttpFake;
 
     const KEY: &str = "key-7d1e0b35c29a";
     let fake = HttpFake::start(FakeConfig::dual()).await.unwrap();
@@ -444,7 +444,9 @@ async fn a_key_in_the_url_never_lands_in_the_file_which_is_private() {
 async fn values_from_the_servers_file_never_land_in_the_file() {
     const SECRET: &str = "env-secret-51f0c2aa";
     let config = scratch("secret-servers.json");
-    let server = mcp_testkit::binaries::server_path().display().to_string();
+    let server = mcp_reference_server::binaries::server_path()
+        .display()
+        .to_string();
     let servers = json!({"mcpServers": {"s": {"command": server, "env": {"API_TOKEN": SECRET}}}});
     std::fs::write(&config, servers.to_string()).unwrap();
     let file = scratch("configured-secret.jsonl");

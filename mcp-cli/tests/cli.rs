@@ -9,7 +9,7 @@ use serde_json::Value;
 const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 
 fn server() -> String {
-    mcp_testkit::binaries::server_path()
+    mcp_reference_server::binaries::server_path()
         .to_string_lossy()
         .into_owned()
 }
@@ -407,14 +407,14 @@ fn server_stderr_is_shown_only_with_verbose() {
     let quiet = Command::new(MCP).args(args(false)).output().unwrap();
     assert_code(&quiet, 0);
     assert!(
-        !stderr(&quiet).contains("[mcp-testkit-server]"),
+        !stderr(&quiet).contains("[mcp-reference-server]"),
         "{}",
         stderr(&quiet)
     );
     let loud = Command::new(MCP).args(args(true)).output().unwrap();
     assert_code(&loud, 0);
     assert!(
-        stderr(&loud).contains("[mcp-testkit-server] "),
+        stderr(&loud).contains("[mcp-reference-server] "),
         "{}",
         stderr(&loud)
     );
@@ -440,8 +440,8 @@ fn url_and_header_reach_the_http_transport() {
         .build()
         .unwrap();
     let server = runtime
-        .block_on(mcp_testkit::fake::http::HttpFake::start(
-            mcp_testkit::fake::FakeConfig::default(),
+        .block_on(mcp_reference_server::http::HttpFake::start(
+            mcp_reference_server::FakeConfig::default(),
         ))
         .unwrap();
     let url = server.url();
@@ -495,7 +495,7 @@ fn a_url_nobody_listens_on_is_a_connection_error() {
     assert!(stderr(&o).contains("could not connect"), "{}", stderr(&o));
 }
 
-/// `mcp-testkit-server --http 0`, killed when dropped.
+/// `mcp-reference-server --http 0`, killed when dropped.
 struct HttpServer {
     child: std::process::Child,
     url: String,

@@ -1,7 +1,7 @@
 //! `mcp --url URL login`, the browser's part played by the test; the
 //! stored tokens used by later `--url` commands; then `logout`. Against
-//! mcp-auth's in-process authorization server, and against the testkit's
-//! protected reference server (in process and as `mcp-testkit-server
+//! mcp-auth's in-process authorization server, and against the protected
+//! reference server (in process and as `mcp-reference-server
 //! --http 0 --oauth`).
 
 #[path = "../../mcp-auth/tests/common/mod.rs"]
@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use common::AuthServer;
 use mcp_auth::{Authorizer, HeadlessAuthorizer};
-use mcp_testkit::fake::FakeConfig;
-use mcp_testkit::fake::http::ProtectedHttpFake;
+use mcp_reference_server::FakeConfig;
+use mcp_reference_server::http::ProtectedHttpFake;
 use mcp_transport_http::{HttpTransportBuilder, RequestBody};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -195,9 +195,9 @@ async fn a_login_against_the_protected_fake(era: &str, config: FakeConfig) {
     assert_eq!(at("/authorize"), 1, "{era}: one authorization, the login's");
 }
 
-/// `mcp-testkit-server --http 0 --oauth` (killed when dropped), and its URL.
+/// `mcp-reference-server --http 0 --oauth` (killed when dropped), and its URL.
 async fn oauth_server_child() -> (tokio::process::Child, String) {
-    let mut child = tokio::process::Command::new(mcp_testkit::binaries::server_path())
+    let mut child = tokio::process::Command::new(mcp_reference_server::binaries::server_path())
         .args(["--http", "0", "--oauth", "--token-lifetime", "2"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

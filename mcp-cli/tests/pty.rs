@@ -96,7 +96,7 @@ fn servers_with(marker: &str) -> Vec<u32> {
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         let program = cmdline.split(' ').next().unwrap_or_default();
         if !zombie
-            && program.ends_with(mcp_testkit::binaries::SERVER_BIN)
+            && program.ends_with(mcp_reference_server::binaries::SERVER_BIN)
             && cmdline.contains(marker)
         {
             found.push(pid);
@@ -116,7 +116,7 @@ fn wire_log(path: &std::path::Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn ctrl_c_cancels_the_call_and_stops_the_server() {
-    let server = mcp_testkit::binaries::server_path();
+    let server = mcp_reference_server::binaries::server_path();
     // A flag value no other process has, to find this test's server.
     let marker = format!("{}", 7_000_000 + std::process::id());
     // The server's stdin passes through `tee`, which keeps a copy of
@@ -170,7 +170,7 @@ fn ctrl_c_cancels_the_call_and_stops_the_server() {
     );
 }
 
-/// `mcp-testkit-server --http 0 --oauth`, killed when dropped.
+/// `mcp-reference-server --http 0 --oauth`, killed when dropped.
 struct OAuthServer {
     child: std::process::Child,
     url: String,
@@ -179,7 +179,7 @@ struct OAuthServer {
 impl OAuthServer {
     fn start() -> OAuthServer {
         use std::io::{BufRead, BufReader};
-        let mut child = Command::new(mcp_testkit::binaries::server_path())
+        let mut child = Command::new(mcp_reference_server::binaries::server_path())
             .args(["--http", "0", "--oauth"])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())

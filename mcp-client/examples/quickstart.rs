@@ -17,7 +17,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some((program, rest)) => StdioCommand::new(program).args(rest),
         // Only so that the example runs with no argument: the workspace's
         // reference server. Your code names its own server.
-        None => StdioCommand::new(mcp_testkit::binaries::server_path()).name("reference server"),
+        None => StdioCommand::new(mcp_reference_server::binaries::server_path())
+            .name("reference server"),
     };
 
     let client = Client::builder()

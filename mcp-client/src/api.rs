@@ -45,7 +45,7 @@ impl Client {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> mcp_client::Result<()> {
-    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let fake = mcp_reference_server::FakeServer::new(Default::default());
     /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
     /// for tool in client.list_all_tools().await? {
     ///     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
@@ -70,7 +70,7 @@ impl Client {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> mcp_client::Result<()> {
-    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let fake = mcp_reference_server::FakeServer::new(Default::default());
     /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
     /// use mcp_client::protocol::types::ContentBlock;
     ///
@@ -184,7 +184,7 @@ impl Client {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> mcp_client::Result<()> {
-    /// # let fake = mcp_testkit::fake::FakeServer::new(mcp_testkit::fake::FakeConfig::modern());
+    /// # let fake = mcp_reference_server::FakeServer::new(mcp_reference_server::FakeConfig::modern());
     /// // A handler declares elicitation; here the rounds are answered by hand.
     /// let client = mcp_client::Client::builder()
     ///     .on_elicitation(|_, _| async { unreachable!("answered by hand") })
@@ -311,7 +311,7 @@ impl Client {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> mcp_client::Result<()> {
-    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let fake = mcp_reference_server::FakeServer::new(Default::default());
     /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
     /// use mcp_client::protocol::types::ResourceContents;
     ///
@@ -374,7 +374,7 @@ impl Client {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> mcp_client::Result<()> {
-    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let fake = mcp_reference_server::FakeServer::new(Default::default());
     /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
     /// let prompt = client.get_prompt("greeting", [("name", "Ada")]).await?;
     /// println!("{} messages", prompt.messages.len());

@@ -411,7 +411,7 @@ impl ClientBuilder {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> mcp_client::Result<()> {
-    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let fake = mcp_reference_server::FakeServer::new(Default::default());
     /// use mcp_client::{Client, RestartPolicy};
     ///
     /// let client = Client::builder()

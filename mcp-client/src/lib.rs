@@ -16,7 +16,7 @@
 //!
 //! // Any stdio server: `StdioCommand::new("npx").args(["-y", "…"])`. Here,
 //! // the workspace's reference server.
-//! # let program = mcp_testkit::binaries::server_path();
+//! # let program = mcp_reference_server::binaries::server_path();
 //! let server = StdioCommand::new(program).args(["--era", "dual"]);
 //! let client = Client::builder().connect(server).await?;
 //! println!("{} era, protocol {}", client.era(), client.protocol_version());
@@ -31,7 +31,7 @@
 //! The same code runs against a legacy server: `initialize` instead of
 //! `server/discover`, server requests instead of `input_required`, the
 //! client takes care of it. Without a server at all, connect to the
-//! in-process fake of `mcp-testkit`
+//! reference server of `mcp-reference-server` in process
 //! (`FakeServer::new(FakeConfig::legacy()).connector()`) the same way.
 //!
 //! Everything era-specific lives in this crate; transports only move

@@ -33,7 +33,7 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use mcp_client::Client;
 //! use mcp_protocol::Message;
-//! use mcp_testkit::fake::{FakeConfig, FakeServer};
+//! use mcp_reference_server::{FakeConfig, FakeServer};
 //! use opentelemetry::trace::TracerProvider as _;
 //! use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
 //! use serde_json::json;

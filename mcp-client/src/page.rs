@@ -19,7 +19,7 @@ use crate::options::CallOptions;
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> mcp_client::Result<()> {
-/// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+/// # let fake = mcp_reference_server::FakeServer::new(Default::default());
 /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
 /// use mcp_client::CallOptions;
 ///

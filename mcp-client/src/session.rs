@@ -322,7 +322,7 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
-    use mcp_testkit::fake::{FakeConfig, FakeServer};
+    use mcp_reference_server::{FakeConfig, FakeServer};
 
     use super::Renewal;
     use crate::Client;

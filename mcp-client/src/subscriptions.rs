@@ -192,7 +192,7 @@ impl Client {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> mcp_client::Result<()> {
-    /// # let fake = mcp_testkit::fake::FakeServer::new(Default::default());
+    /// # let fake = mcp_reference_server::FakeServer::new(Default::default());
     /// # let client = mcp_client::Client::builder().connect(fake.connector()).await?;
     /// use mcp_client::{ServerEvent, Watch};
     ///

@@ -8,7 +8,7 @@ use common::{FnConnector, FnServer, Reply, discover_result};
 use mcp_client::{CallOptions, Client, ServerEvent, Source, Watch};
 use mcp_protocol::Message;
 use mcp_protocol::methods::ListTools;
-use mcp_testkit::fake::{CacheScope, FakeConfig, FakeServer};
+use mcp_reference_server::{CacheScope, FakeConfig, FakeServer};
 use serde_json::{Value, json};
 
 fn wire_count(server: &FakeServer, method: &str) -> usize {

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use mcp_client::{CallOptions, Client, ClientBuilder, EraMode};
 use mcp_protocol::types::{CallToolRequestParams, ContentBlock, CreateMessageResult, TextContent};
+use mcp_reference_server::{FakeConfig, FakeServer};
 use mcp_testkit::cassette::{Cassette, CassetteConnector, MatchRules};
-use mcp_testkit::fake::{FakeConfig, FakeServer};
 use mcp_transport::record::Recorder;
 use serde_json::{Value, json};
 

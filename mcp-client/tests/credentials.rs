@@ -14,8 +14,8 @@ use futures::future::BoxFuture;
 use mcp_client::http::http::{self, HeaderMap, HeaderValue};
 use mcp_client::http::{BoxError, HeaderProvider};
 use mcp_client::{Client, ErrorKind, HttpTransportBuilder, RestartPolicy, ServerEvent};
-use mcp_testkit::fake::FakeConfig;
-use mcp_testkit::fake::http::HttpFake;
+use mcp_reference_server::FakeConfig;
+use mcp_reference_server::http::HttpFake;
 use mcp_transport::TransportError;
 use serde_json::json;
 

@@ -7,7 +7,7 @@ use common::user_code;
 use mcp_client::{Client, EraMode, ErrorKind};
 use mcp_protocol::Era;
 use mcp_protocol::types::{CompleteRequestParams, Reference};
-use mcp_testkit::fake::{FakeConfig, FakeServer};
+use mcp_reference_server::{FakeConfig, FakeServer};
 use serde_json::{Value, json};
 
 async fn connect(config: FakeConfig) -> Client {

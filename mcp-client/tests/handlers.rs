@@ -15,7 +15,7 @@ use mcp_protocol::Era;
 use mcp_protocol::types::{
     CallToolRequestParams, ContentBlock, CreateMessageResult, ElicitResult, TextContent,
 };
-use mcp_testkit::fake::{FakeConfig, FakeServer};
+use mcp_reference_server::{FakeConfig, FakeServer};
 use mcp_transport::{CancellationToken, TransportError};
 use serde_json::{Map, json};
 

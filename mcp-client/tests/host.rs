@@ -9,8 +9,8 @@ use std::time::Duration;
 use mcp_client::host::{Host, Naming, ServerStatus, ServersFile};
 use mcp_client::{Client, ServerEvent};
 use mcp_protocol::types::ContentBlock;
-use mcp_testkit::binaries::server_path;
-use mcp_testkit::fake::{Content, FakeConfig, FakeTool, ToolBehavior};
+use mcp_reference_server::binaries::server_path;
+use mcp_reference_server::{Content, FakeConfig, FakeTool, ToolBehavior};
 use serde_json::json;
 
 const BOUND: Duration = Duration::from_secs(20);
@@ -36,7 +36,7 @@ async fn a_host_connects_what_it_can_names_apart_and_routes() {
         "Returns 33 bytes.",
         ToolBehavior::Fixed(json!({"content": [{"type": "text", "text": "x".repeat(33)}]})),
     );
-    let remote = mcp_testkit::fake::http::HttpFake::start(
+    let remote = mcp_reference_server::http::HttpFake::start(
         FakeConfig::dual().content(Content::default().with_tool(big_text)),
     )
     .await
@@ -259,7 +259,7 @@ fn naming_server(server: &str, tools: &[&str]) -> impl mcp_client::transport::Co
             ToolBehavior::Fixed(answer),
         ));
     }
-    mcp_testkit::fake::FakeServer::new(FakeConfig::modern().content(content)).connector()
+    mcp_reference_server::FakeServer::new(FakeConfig::modern().content(content)).connector()
 }
 
 /// Names that clean or suffix into one another, and a server listing a

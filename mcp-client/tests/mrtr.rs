@@ -14,7 +14,7 @@ use mcp_protocol::types::{
     InputResponses, ReadResourceRequestParams, TextContent,
 };
 use mcp_protocol::{Message, Request};
-use mcp_testkit::fake::{FakeConfig, FakeServer};
+use mcp_reference_server::{FakeConfig, FakeServer};
 use serde_json::{Map, Value, json};
 
 fn with_handlers(builder: ClientBuilder) -> ClientBuilder {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::user_code;
 use mcp_client::{Client, Reached};
 use mcp_protocol::Era;
-use mcp_testkit::binaries::server_path;
+use mcp_reference_server::binaries::server_path;
 use mcp_transport_stdio::StdioCommand;
 
 fn server(args: &[&str]) -> StdioCommand {

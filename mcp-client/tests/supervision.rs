@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use mcp_client::{Client, ErrorKind, RestartPolicy, ServerEvent, Watch};
-use mcp_testkit::binaries::server_path;
+use mcp_reference_server::binaries::server_path;
 use mcp_transport_stdio::StdioCommand;
 use serde_json::json;
 
@@ -243,8 +243,8 @@ async fn a_server_that_dies_at_once_every_time_spends_the_budget() {
 #[cfg(feature = "http")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_that_comes_back_is_connected_again() {
-    use mcp_testkit::fake::FakeConfig;
-    use mcp_testkit::fake::http::{HttpFake, HttpOptions};
+    use mcp_reference_server::FakeConfig;
+    use mcp_reference_server::http::{HttpFake, HttpOptions};
     use std::future::IntoFuture;
 
     let server = HttpFake::start(FakeConfig::modern()).await.unwrap();
@@ -608,10 +608,10 @@ mod front {
 /// out and succeeds; a call with a short timeout fails within it, saying
 /// when the server asked to be retried; the same client goes on.
 #[cfg(feature = "http")]
-async fn maintenance_window(config: fn() -> mcp_testkit::fake::FakeConfig) {
+async fn maintenance_window(config: fn() -> mcp_reference_server::FakeConfig) {
     use front::{Front, Mode};
     use mcp_client::CallOptions;
-    use mcp_testkit::fake::http::HttpFake;
+    use mcp_reference_server::http::HttpFake;
     use std::future::IntoFuture;
     use tokio::time::Instant;
 
@@ -731,13 +731,13 @@ async fn maintenance_window(config: fn() -> mcp_testkit::fake::FakeConfig) {
 #[cfg(feature = "http")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_modern_client_waits_out_a_maintenance_window() {
-    maintenance_window(mcp_testkit::fake::FakeConfig::modern).await;
+    maintenance_window(mcp_reference_server::FakeConfig::modern).await;
 }
 
 #[cfg(feature = "http")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_client_waits_out_a_maintenance_window() {
-    maintenance_window(mcp_testkit::fake::FakeConfig::legacy).await;
+    maintenance_window(mcp_reference_server::FakeConfig::legacy).await;
 }
 
 /// A server that asks to be retried in an hour: the restart waits at most
@@ -748,7 +748,7 @@ async fn a_legacy_client_waits_out_a_maintenance_window() {
 async fn close_ends_a_restart_that_waits_for_retry_after() {
     use front::{Front, Mode};
     use mcp_client::CallOptions;
-    use mcp_testkit::fake::{FakeConfig, http::HttpFake};
+    use mcp_reference_server::{FakeConfig, http::HttpFake};
     use std::future::IntoFuture;
 
     let server = HttpFake::start(FakeConfig::legacy()).await.unwrap();
@@ -981,7 +981,7 @@ async fn close_ends_a_server_a_restart_opened_in_a_future_nobody_polls() {
 async fn a_tool_call_met_by_a_503_is_not_sent_again() {
     use front::{Front, Mode};
     use mcp_client::CallOptions;
-    use mcp_testkit::fake::{FakeConfig, http::HttpFake};
+    use mcp_reference_server::{FakeConfig, http::HttpFake};
     use mcp_transport::TransportError;
     use std::future::IntoFuture;
 

@@ -8,7 +8,7 @@ use mcp_client::handlers::elicitation_fn;
 use mcp_client::{CallOptions, Client, ErrorKind};
 use mcp_protocol::types::{CallToolRequestParams, ElicitResult};
 use mcp_protocol::{Message, RequestId};
-use mcp_testkit::fake::{FakeConfig, FakeServer, Knob, Methods};
+use mcp_reference_server::{FakeConfig, FakeServer, Knob, Methods};
 use mcp_transport::{CancellationToken, TransportError};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;

@@ -9,7 +9,7 @@ use mcp_client::otel::{BAGGAGE, TRACEPARENT, TRACESTATE};
 use mcp_client::{CallOptions, Client};
 use mcp_protocol::Message;
 use mcp_protocol::types::CallToolRequestParams;
-use mcp_testkit::fake::{FakeConfig, FakeServer};
+use mcp_reference_server::{FakeConfig, FakeServer};
 use opentelemetry::baggage::BaggageExt;
 use opentelemetry::trace::{
     SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState, TracerProvider as _,
@@ -347,7 +347,7 @@ async fn the_handshake_is_traced_too() {
 #[tokio::test(flavor = "current_thread")]
 async fn over_http_the_server_receives_the_request_spans_context() {
     use mcp_client::EraMode;
-    use mcp_testkit::fake::http::HttpFake;
+    use mcp_reference_server::http::HttpFake;
 
     for mode in [EraMode::Modern, EraMode::Legacy] {
         let tracing = Tracing::install();

@@ -6,11 +6,11 @@
 //! proves it on arbitrary input.
 //!
 //! Reading is done by one splitter, for every reader of this workspace
-//! (the stdio transport's codec, the testkit's peers and fake server, the
-//! benchmarks): [`LineSplitter`], a state machine over bytes the caller
-//! holds, with a maximum line length past which a line is reported once
-//! ([`Frame::TooLarge`], with its first bytes to find its id) and then
-//! discarded as it arrives, never buffered whole. [`LineBuffer`] owns the
+//! (the stdio transport's codec, the testkit's peers, the reference
+//! server, the benchmarks): [`LineSplitter`], a state machine over bytes
+//! the caller holds, with a maximum line length past which a line is
+//! reported once ([`Frame::TooLarge`], with its first bytes to find its id)
+//! and then discarded as it arrives, never buffered whole. [`LineBuffer`] owns the
 //! bytes for a caller that has no buffer of its own. Neither does I/O.
 
 use crate::jsonrpc::{Message, RequestId};

@@ -47,10 +47,10 @@ use futures::future::BoxFuture;
 use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
 use mcp_protocol::{Message, Notification, Request};
-use mcp_testkit::contract::{Harness, Peer, SuiteConfig, run_contract_suite_with};
 use mcp_transport::{
     ConnectionHandlers, RequestOptions, ResponseFuture, Transport, TransportError,
 };
+use mcp_transport_contract::{Harness, Peer, SuiteConfig, run_contract_suite_with};
 use mcp_transport_http::HttpTransportBuilder;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;

@@ -1,5 +1,5 @@
 //! The real client (`mcp-client`, era `Auto`) over this transport, against
-//! the testkit's fake server over HTTP (`mcp_testkit::fake::http`) in each
+//! the reference server over HTTP (`mcp_reference_server::http`) in each
 //! era: the same user code as over stdio, each test asserting the era and
 //! revision the client chose.
 
@@ -18,8 +18,8 @@ use mcp_protocol::ProtocolVersion;
 use mcp_protocol::types::{
     ContentBlock, CreateMessageResult, ElicitResult, ResourceContents, TextContent,
 };
-use mcp_testkit::fake::http::{HttpFake, HttpKnob, HttpOptions};
-use mcp_testkit::fake::{FakeConfig, Methods};
+use mcp_reference_server::http::{HttpFake, HttpKnob, HttpOptions};
+use mcp_reference_server::{FakeConfig, Methods};
 use mcp_transport::{CancellationToken, TransportError};
 use mcp_transport_http::HttpTransportBuilder;
 use serde_json::{Map, json};

@@ -117,8 +117,8 @@ async fn a_recorded_uri_has_its_query_values_and_userinfo_redacted() {
 /// (`/messages?sessionId=…`): the log says which endpoint, not the id.
 #[test]
 fn the_http_sse_endpoint_is_logged_without_its_session_id() {
-    use mcp_testkit::fake::FakeConfig;
-    use mcp_testkit::fake::http::HttpFake;
+    use mcp_reference_server::FakeConfig;
+    use mcp_reference_server::http::HttpFake;
 
     let capture = Capture::default();
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -1,11 +1,11 @@
-//! The transport contract suite (`mcp-testkit`), over an in-memory duplex
-//! and over a real child process (the testkit's relay binary).
+//! The transport contract suite (`mcp-transport-contract`), over an
+//! in-memory duplex and over a real child process (its relay binary).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_testkit::contract::{Harness, LinePeer, rules, run_contract_suite};
 use mcp_transport::ConnectionHandlers;
+use mcp_transport_contract::{Harness, LinePeer, rules, run_contract_suite};
 use mcp_transport_stdio::StreamTransport;
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -32,7 +32,7 @@ fn all_rules() -> Vec<&'static str> {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contract_over_a_child_process() {
-    use mcp_testkit::contract::RelayServer;
+    use mcp_transport_contract::RelayServer;
     use mcp_transport_stdio::StdioCommand;
 
     let relay = Arc::new(RelayServer::bind().await.expect("bind the relay listener"));

@@ -49,8 +49,8 @@
 //! # }
 //! ```
 //!
-//! Then prove it: `mcp-testkit`'s contract suite runs any transport
-//! through every rule of the contract and reports each by name.
+//! Then prove it: the contract suite of `mcp-transport-contract` runs any
+//! transport through every rule of the contract and reports each by name.
 //!
 //! A wire of newline-delimited JSON (stdio, a socket) can leave the JSON
 //! work to the tasks that make and await requests, so that its reader and

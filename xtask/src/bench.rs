@@ -7,7 +7,7 @@
 //! The benchmarks live in `xtask/bench/`, a crate of its own workspace (not a
 //! member of this one), so that the workspace's clippy and tests never
 //! compile rmcp. This task builds it and the reference server
-//! `mcp-testkit-server` into `target-bench/`, in one cargo invocation (so
+//! `mcp-reference-server` into `target-bench/`, in one cargo invocation (so
 //! that both share one feature resolution and compile the workspace crates
 //! once), and runs it.
 //!
@@ -52,11 +52,11 @@ pub(crate) fn bench(args: &[String]) -> Result {
         "-p",
         "mcp-bench",
         "-p",
-        "mcp-steady-testkit",
+        "mcp-steady-reference-server",
         "--bin",
         "mcp-bench",
         "--bin",
-        "mcp-testkit-server",
+        "mcp-reference-server",
     ];
     if quick {
         // rmcp's rows need the full run: CI never compiles rmcp.
@@ -66,7 +66,7 @@ pub(crate) fn bench(args: &[String]) -> Result {
     let dir = target.join(profile);
     let bench = dir.join(format!("mcp-bench{}", std::env::consts::EXE_SUFFIX));
     let server = dir.join(format!(
-        "mcp-testkit-server{}",
+        "mcp-reference-server{}",
         std::env::consts::EXE_SUFFIX
     ));
     let out = if quick {

@@ -6,7 +6,7 @@
 //!   test (unit, integration, doc), the quickstart example, a quick run of
 //!   the benchmarks (`bench --quick`), and at the end the interop suite,
 //!   then the conformance suite.
-//! - `cargo xtask deps`: only the dependency rules.
+//! - `cargo xtask deps`: only the dependency rules (see [`deps`]).
 //! - `cargo xtask modules`: no import circle among the files of
 //!   `mcp-auth`, `mcp-transport-http` and `mcp-client` (see [`modules`]);
 //!   `test` runs it next to the dependency rules.
@@ -46,6 +46,7 @@ mod cli;
 mod cli_http;
 mod cli_oauth;
 mod conformance;
+mod deps;
 mod interop;
 mod modules;
 mod sizes;
@@ -64,7 +65,7 @@ fn main() -> ExitCode {
     let task = args.first().map(String::as_str).unwrap_or("help");
     let result = match task {
         "test" => test(),
-        "deps" => deps(),
+        "deps" => deps::deps(),
         "modules" => modules::modules(),
         "sizes" => sizes::sizes(&args[1..]),
         "interop" => interop::interop(&args[1..]),
@@ -184,7 +185,7 @@ fn test() -> Result {
         ],
         &[],
     )?;
-    deps()?;
+    deps::deps()?;
     modules::modules()?;
     // Reported, not yet enforced: the library still has more long
     // functions than the limit allows.
@@ -317,111 +318,4 @@ fn package() -> Result {
         ],
         &[],
     )
-}
-
-/// The layering rules: `mcp-protocol` does no I/O and needs no runtime,
-/// `mcp-client` depends on no concrete transport, and `mcp-auth` brings no
-/// HTTP client of its own (it sends through the transport's).
-fn deps() -> Result {
-    eprintln!("\n==> dependency rules");
-    let tree = output(
-        "cargo",
-        &[
-            "tree",
-            "-p",
-            "mcp-steady-protocol",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ],
-    )?;
-    let forbidden = [
-        "tokio",
-        "mio",
-        "futures-io",
-        "async-std",
-        "hyper",
-        "reqwest",
-    ];
-    for line in tree.lines() {
-        let name = line.split_whitespace().next().unwrap_or_default();
-        if forbidden.contains(&name) {
-            return Err(format!(
-                "mcp-protocol must stay free of I/O and runtimes, but depends on {name}"
-            ));
-        }
-    }
-    let auth = output(
-        "cargo",
-        &[
-            "tree",
-            "-p",
-            "mcp-steady-auth",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ],
-    )?;
-    for line in auth.lines() {
-        let name = line.split_whitespace().next().unwrap_or_default();
-        if ["reqwest", "ureq", "curl", "isahc", "surf"].contains(&name) {
-            return Err(format!(
-                "mcp-auth must send through the transport's HTTP client, but depends on {name}"
-            ));
-        }
-    }
-    let client = output(
-        "cargo",
-        &[
-            "tree",
-            "-p",
-            "mcp-steady-client",
-            "-e",
-            "normal",
-            "--no-default-features",
-            "--prefix",
-            "none",
-        ],
-    )?;
-    // The concrete transports are re-exported behind cargo features only;
-    // without them the client stands on the trait alone.
-    for line in client.lines() {
-        let name = line.split_whitespace().next().unwrap_or_default();
-        if name.starts_with("mcp-steady-transport-") {
-            return Err(format!(
-                "mcp-client without its default features must not depend on a concrete \
-                 transport, but depends on {name}"
-            ));
-        }
-    }
-    let default_client = output(
-        "cargo",
-        &[
-            "tree",
-            "-p",
-            "mcp-steady-client",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ],
-    )?;
-    // Trace context is opt-in (the `otel` feature): a default build
-    // compiles no OpenTelemetry crate.
-    for line in default_client.lines().chain(client.lines()) {
-        let name = line.split_whitespace().next().unwrap_or_default();
-        if name.starts_with("opentelemetry") || name == "tracing-opentelemetry" {
-            return Err(format!(
-                "mcp-client without its `otel` feature must not depend on OpenTelemetry, \
-                 but depends on {name}"
-            ));
-        }
-    }
-    eprintln!(
-        "<== dependency rules hold: mcp-protocol has no runtime or I/O crate; mcp-client no \
-         concrete transport, and no OpenTelemetry crate without its `otel` feature"
-    );
-    Ok(())
 }

@@ -13,7 +13,7 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> mcp_client::Result<()> {
 //! use mcp_client::host::Host;
-//! use mcp_testkit::fake::{FakeConfig, FakeServer};
+//! use mcp_reference_server::{FakeConfig, FakeServer};
 //!
 //! let host = Host::builder()
 //!     .server("one", FakeServer::new(FakeConfig::legacy()).connector())
@@ -663,7 +663,7 @@ impl std::fmt::Debug for HostEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_testkit::fake::{FakeConfig, FakeServer};
+    use mcp_reference_server::{FakeConfig, FakeServer};
     use std::sync::Weak;
 
     async fn two_servers() -> Host {

@@ -32,7 +32,7 @@ impl Era {
     /// Both, in report order.
     pub const BOTH: [Era; 2] = [Era::Legacy, Era::Modern];
 
-    /// The `--era` value of `mcp-testkit-server`.
+    /// The `--era` value of `mcp-reference-server`.
     pub fn flag(self) -> &'static str {
         match self {
             Era::Legacy => "legacy",

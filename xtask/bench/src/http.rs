@@ -1,6 +1,6 @@
 //! Streamable HTTP over loopback: throughput at 1, 16 and 64 callers with
 //! answers as JSON and as SSE, and connect time, against the reference
-//! server's HTTP mode (`mcp-testkit-server --http 0`).
+//! server's HTTP mode (`mcp-reference-server --http 0`).
 //!
 //! The limit is a bare hyper client posting the bytes our client sends over
 //! stdio (the same JSON-RPC body) with the headers the era needs, on a

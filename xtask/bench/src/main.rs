@@ -1,7 +1,7 @@
 //! `mcp-bench`: the benchmarks that `cargo xtask bench` runs.
 //!
 //! Every number is measured in one run, against the same reference server
-//! binary (`mcp-testkit-server`), three ways:
+//! binary (`mcp-reference-server`), three ways:
 //!
 //! - **ours**: `mcp-client` over `mcp-transport-stdio`;
 //! - **rmcp**: the official Rust SDK's client over its child-process
@@ -42,7 +42,7 @@ static ALLOCATOR: memory::Counting = memory::Counting;
 /// What one run is asked to do.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// The `mcp-testkit-server` binary.
+    /// The `mcp-reference-server` binary.
     pub server: PathBuf,
     /// A `--quick` run.
     pub quick: bool,
@@ -220,7 +220,7 @@ fn run(args: &[String]) -> Result {
             other => return Err(format!("unknown argument {other:?}").into()),
         }
     }
-    let server = server.ok_or("--server PATH (the mcp-testkit-server binary) is required")?;
+    let server = server.ok_or("--server PATH (the mcp-reference-server binary) is required")?;
     let mut settings = Settings::new(server, quick);
     settings.only = only;
     if let Some(callers) = callers {

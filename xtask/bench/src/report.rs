@@ -432,7 +432,7 @@ impl Report {
              the request lines our client sends (captured from it through `tee`) and \
              reading answer lines, over HTTP a bare hyper client posting the same JSON \
              bodies on pooled connections and reading each answer body whole. The server \
-             is always `mcp-testkit-server`, built with the bench. Ratios are ours ÷ limit and \
+             is always `mcp-reference-server`, built with the bench. Ratios are ours ÷ limit and \
              ours ÷ rmcp (rmcp rows: rmcp ÷ limit).\n\n\
              **Noise.** The machine is shared: other builds ran on its {} CPUs during the \
              run (load average {} at the start, {} at the end). Contenders therefore take \
@@ -730,7 +730,7 @@ impl Report {
                 writeln!(
                     s,
                     "\n## Throughput over HTTP (loopback)\n\n\
-                     `mcp-testkit-server --http 0` (two worker threads), answers as JSON \
+                     `mcp-reference-server --http 0` (two worker threads), answers as JSON \
                      (`--json`) or as SSE; one client per contender, its callers sharing it \
                      (our client and hyper open a pooled connection per concurrent request; \
                      rmcp caps concurrent POSTs at 16 by default). Up to {} calls or {:.0?} \
