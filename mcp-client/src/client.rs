@@ -156,7 +156,7 @@ impl Client {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> mcp_client::Result<()> {
-    /// # let fake = mcp_testkit::fake::FakeServer::new(mcp_testkit::fake::FakeConfig::modern());
+    /// # let fake = mcp_reference_server::FakeServer::new(mcp_reference_server::FakeConfig::modern());
     /// use mcp_client::{CallOptions, Client};
     /// use mcp_client::mrtr::{Outcome, retry_params};
     /// use mcp_client::protocol::types::{ElicitResult, InputResponse, InputResponses};

@@ -14,7 +14,7 @@ use mcp_client::{CallOptions, Client, ErrorKind};
 use mcp_protocol::types::{
     CallToolRequestParams, ContentBlock, CreateMessageResult, ElicitResult, TextContent,
 };
-use mcp_testkit::fake::{FakeConfig, FakeServer};
+use mcp_reference_server::{FakeConfig, FakeServer};
 use serde_json::{Map, json};
 
 /// Who answered, and the context they were given.
@@ -222,7 +222,7 @@ async fn one_round_is_gated_like_every_call() {
 #[cfg(feature = "http")]
 #[tokio::test(flavor = "current_thread")]
 async fn a_legacy_servers_request_reaches_the_call_its_stream_belongs_to() {
-    use mcp_testkit::fake::http::HttpFake;
+    use mcp_reference_server::http::HttpFake;
 
     let bound = |f| async move {
         tokio::time::timeout(std::time::Duration::from_secs(20), f)
