@@ -401,7 +401,7 @@ impl ClientBuilder {
     /// forwarding the request, a call met by one is sent again only when
     /// that is harmless, and otherwise fails with `MayHaveRun` at once
     /// (the next call restarts the connection). Each
-    /// attempt is told as [`ServerEvent::Restarted`](crate::ServerEvent::Restarted); when the
+    /// attempt is told as [`ServerEvent::Restarted`]; when the
     /// budget is spent (by restarts after a server that was reached, see
     /// [`RestartPolicy`](crate::RestartPolicy)), calls fail with
     /// [`ErrorKind::RestartsExhausted`](crate::ErrorKind::RestartsExhausted).

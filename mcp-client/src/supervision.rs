@@ -11,7 +11,7 @@
 //! goes out on the new connection; a call in flight when the server died
 //! is sent again only when that is harmless (reads, lists, listens, tools
 //! marked read-only or idempotent), and otherwise fails with
-//! [`ErrorKind::MayHaveRun`](crate::ErrorKind::MayHaveRun); so does a call
+//! [`ErrorKind::MayHaveRun`]; so does a call
 //! met by a 503, which a gateway may send after forwarding it. The restart
 //! itself is the connection's renewal (`renewal.rs`).
 

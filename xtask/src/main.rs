@@ -195,6 +195,20 @@ fn test() -> Result {
         &["doc", "--workspace", "--no-deps", "--all-features"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    // The client's private docs too: `call/mod.rs` links each step of a
+    // request's path, which ARCHITECTURE.md names.
+    run(
+        "cargo",
+        &[
+            "doc",
+            "-p",
+            "mcp-steady-client",
+            "--no-deps",
+            "--all-features",
+            "--document-private-items",
+        ],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
     package()?;
     if has_nextest() {
         run(
@@ -312,6 +326,8 @@ fn package() -> Result {
             "xtask",
             "--exclude",
             "mcp-steady-conformance",
+            "--exclude",
+            "mcp-architecture",
             "--allow-dirty",
             "--target-dir",
             &verify,

@@ -37,7 +37,12 @@ const FILE_LINES: usize = 500;
 
 /// Functions that are only a table of data, `(crate directory, file under
 /// src/, function name, reason)`: not counted against the limits.
-const EXEMPT: &[(&str, &str, &str, &str)] = &[];
+const EXEMPT: &[(&str, &str, &str, &str)] = &[(
+    "mcp-reference-server",
+    "content.rs",
+    "default",
+    "the reference server's tools, prompts and resources, as data",
+)];
 
 /// One function: where it is and how long.
 struct Function {
