@@ -97,51 +97,8 @@ impl Shared {
         match content_type.as_deref() {
             Some("text/event-stream") => {
                 let events = sse::events(response.into_body(), max);
-                let mut cursor = Cursor::default();
-                let mut outcome = self
-                    .read_events(events, id, initialize, legacy, &mut cursor)
-                    .await;
-                let mut resumes = 0;
-                loop {
-                    let broken = match outcome {
-                        Read::Answered => return Ok(()),
-                        Read::Failed(e) => e,
-                        Read::Ended => TransportError::StreamBroken {
-                            may_have_run: true,
-                            cause: "the response stream ended before the answer".into(),
-                        },
-                    };
-                    // Only a legacy stream that named an event can be
-                    // resumed, and only boundedly.
-                    let resumable = legacy
-                        && matches!(broken, TransportError::StreamBroken { .. })
-                        && cursor.last_id.is_some()
-                        && resumes < MAX_RESUMES;
-                    if !resumable {
-                        return Err(broken);
-                    }
-                    resumes += 1;
-                    let before = cursor.last_id.clone();
-                    let delay = cursor.retry.unwrap_or(DEFAULT_RESUME_DELAY);
-                    tracing::debug!(?delay, last_event_id = ?before, "resuming a broken stream by GET");
-                    tokio::time::sleep(delay).await;
-                    let events = match self.resume(before.as_deref().unwrap_or_default()).await {
-                        Ok(events) => events,
-                        Err(e) => return Err(e),
-                    };
-                    outcome = self
-                        .read_events(events, id, initialize, false, &mut cursor)
-                        .await;
-                    if matches!(outcome, Read::Ended)
-                        && cursor.last_id == before
-                        && !cursor.delivered
-                    {
-                        return Err(TransportError::StreamBroken {
-                            may_have_run: true,
-                            cause: "the resumed stream ended with nothing".into(),
-                        });
-                    }
-                }
+                self.read_stream_answer(events, id, initialize, legacy)
+                    .await
             }
             Some("application/json") | None => {
                 let body = read_limited(response.into_body(), max).await?;
@@ -167,6 +124,57 @@ impl Shared {
                     status: status.as_u16(),
                     body: format!("(Content-Type {other}) {}", excerpt(&body)),
                 })
+            }
+        }
+    }
+
+    /// Reads a request's answer from its SSE stream; a legacy stream that
+    /// breaks after naming an event is resumed by GET, at most
+    /// [`MAX_RESUMES`] times.
+    async fn read_stream_answer(
+        &self,
+        events: (sse_stream::SseStream<sse::Bounded>, sse::Activity),
+        id: &RequestId,
+        initialize: bool,
+        legacy: bool,
+    ) -> Result<(), TransportError> {
+        let mut cursor = Cursor::default();
+        let mut outcome = self
+            .read_events(events, id, initialize, legacy, &mut cursor)
+            .await;
+        let mut resumes = 0;
+        loop {
+            let broken = match outcome {
+                Read::Answered => return Ok(()),
+                Read::Failed(e) => e,
+                Read::Ended => TransportError::StreamBroken {
+                    may_have_run: true,
+                    cause: "the response stream ended before the answer".into(),
+                },
+            };
+            // Only a legacy stream that named an event can be resumed, and
+            // only boundedly.
+            let resumable = legacy
+                && matches!(broken, TransportError::StreamBroken { .. })
+                && cursor.last_id.is_some()
+                && resumes < MAX_RESUMES;
+            if !resumable {
+                return Err(broken);
+            }
+            resumes += 1;
+            let before = cursor.last_id.clone();
+            let delay = cursor.retry.unwrap_or(DEFAULT_RESUME_DELAY);
+            tracing::debug!(?delay, last_event_id = ?before, "resuming a broken stream by GET");
+            tokio::time::sleep(delay).await;
+            let events = self.resume(before.as_deref().unwrap_or_default()).await?;
+            outcome = self
+                .read_events(events, id, initialize, false, &mut cursor)
+                .await;
+            if matches!(outcome, Read::Ended) && cursor.last_id == before && !cursor.delivered {
+                return Err(TransportError::StreamBroken {
+                    may_have_run: true,
+                    cause: "the resumed stream ended with nothing".into(),
+                });
             }
         }
     }
