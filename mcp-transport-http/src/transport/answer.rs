@@ -38,6 +38,26 @@ struct Cursor {
     delivered: bool,
 }
 
+impl Cursor {
+    /// Notes an event's id and `retry:`; the data of a message (not
+    /// another event type, not empty), which counts as delivered.
+    fn take_message(&mut self, event: sse_stream::Sse) -> Option<String> {
+        if let Some(event_id) = event.id {
+            self.last_id = Some(event_id);
+        }
+        if let Some(ms) = event.retry {
+            self.retry = Some(Duration::from_millis(ms));
+        }
+        if event.event.as_deref().is_some_and(|e| e != "message") {
+            tracing::debug!(event = ?event.event, "skipped an event that is not a message");
+            return None;
+        }
+        let data = event.data.filter(|d| !d.trim().is_empty())?;
+        self.delivered = true;
+        Some(data)
+    }
+}
+
 /// How reading a request's events ended.
 enum Read {
     Answered,
@@ -77,51 +97,8 @@ impl Shared {
         match content_type.as_deref() {
             Some("text/event-stream") => {
                 let events = sse::events(response.into_body(), max);
-                let mut cursor = Cursor::default();
-                let mut outcome = self
-                    .read_events(events, id, initialize, legacy, &mut cursor)
-                    .await;
-                let mut resumes = 0;
-                loop {
-                    let broken = match outcome {
-                        Read::Answered => return Ok(()),
-                        Read::Failed(e) => e,
-                        Read::Ended => TransportError::StreamBroken {
-                            may_have_run: true,
-                            cause: "the response stream ended before the answer".into(),
-                        },
-                    };
-                    // Only a legacy stream that named an event can be
-                    // resumed, and only boundedly.
-                    let resumable = legacy
-                        && matches!(broken, TransportError::StreamBroken { .. })
-                        && cursor.last_id.is_some()
-                        && resumes < MAX_RESUMES;
-                    if !resumable {
-                        return Err(broken);
-                    }
-                    resumes += 1;
-                    let before = cursor.last_id.clone();
-                    let delay = cursor.retry.unwrap_or(DEFAULT_RESUME_DELAY);
-                    tracing::debug!(?delay, last_event_id = ?before, "resuming a broken stream by GET");
-                    tokio::time::sleep(delay).await;
-                    let events = match self.resume(before.as_deref().unwrap_or_default()).await {
-                        Ok(events) => events,
-                        Err(e) => return Err(e),
-                    };
-                    outcome = self
-                        .read_events(events, id, initialize, false, &mut cursor)
-                        .await;
-                    if matches!(outcome, Read::Ended)
-                        && cursor.last_id == before
-                        && !cursor.delivered
-                    {
-                        return Err(TransportError::StreamBroken {
-                            may_have_run: true,
-                            cause: "the resumed stream ended with nothing".into(),
-                        });
-                    }
-                }
+                self.read_stream_answer(events, id, initialize, legacy)
+                    .await
             }
             Some("application/json") | None => {
                 let body = read_limited(response.into_body(), max).await?;
@@ -151,6 +128,57 @@ impl Shared {
         }
     }
 
+    /// Reads a request's answer from its SSE stream; a legacy stream that
+    /// breaks after naming an event is resumed by GET, at most
+    /// [`MAX_RESUMES`] times.
+    async fn read_stream_answer(
+        &self,
+        events: (sse_stream::SseStream<sse::Bounded>, sse::Activity),
+        id: &RequestId,
+        initialize: bool,
+        legacy: bool,
+    ) -> Result<(), TransportError> {
+        let mut cursor = Cursor::default();
+        let mut outcome = self
+            .read_events(events, id, initialize, legacy, &mut cursor)
+            .await;
+        let mut resumes = 0;
+        loop {
+            let broken = match outcome {
+                Read::Answered => return Ok(()),
+                Read::Failed(e) => e,
+                Read::Ended => TransportError::StreamBroken {
+                    may_have_run: true,
+                    cause: "the response stream ended before the answer".into(),
+                },
+            };
+            // Only a legacy stream that named an event can be resumed, and
+            // only boundedly.
+            let resumable = legacy
+                && matches!(broken, TransportError::StreamBroken { .. })
+                && cursor.last_id.is_some()
+                && resumes < MAX_RESUMES;
+            if !resumable {
+                return Err(broken);
+            }
+            resumes += 1;
+            let before = cursor.last_id.clone();
+            let delay = cursor.retry.unwrap_or(DEFAULT_RESUME_DELAY);
+            tracing::debug!(?delay, last_event_id = ?before, "resuming a broken stream by GET");
+            tokio::time::sleep(delay).await;
+            let events = self.resume(before.as_deref().unwrap_or_default()).await?;
+            outcome = self
+                .read_events(events, id, initialize, false, &mut cursor)
+                .await;
+            if matches!(outcome, Read::Ended) && cursor.last_id == before && !cursor.delivered {
+                return Err(TransportError::StreamBroken {
+                    may_have_run: true,
+                    cause: "the resumed stream ended with nothing".into(),
+                });
+            }
+        }
+    }
+
     /// Reads a request's events until its answer, and on for a moment:
     /// when `keep` (legacy), delivering what comes until the server ends
     /// the stream or [`FINISH_WAIT`] passed; otherwise skipping it, for the
@@ -164,7 +192,6 @@ impl Shared {
         keep: bool,
         cursor: &mut Cursor,
     ) -> Read {
-        let max = self.config.max_message_size;
         let mut answered = false;
         // Once answered, what is left of a kept stream is read for
         // [`FINISH_WAIT`] at most: a server that leaves each stream open
@@ -195,62 +222,55 @@ impl Shared {
                     });
                 }
             };
-            match event {
-                Ok(event) => {
-                    if let Some(event_id) = event.id {
-                        cursor.last_id = Some(event_id);
-                    }
-                    if let Some(ms) = event.retry {
-                        cursor.retry = Some(Duration::from_millis(ms));
-                    }
-                    if event.event.as_deref().is_some_and(|e| e != "message") {
-                        tracing::debug!(event = ?event.event, "skipped an event that is not a message");
-                        continue;
-                    }
-                    let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
-                        continue;
-                    };
-                    cursor.delivered = true;
-                    // Read on after the answer either way (see below), so
-                    // the caller's going must not close the stream.
-                    if self.deliver(data.as_bytes(), id, initialize, true) {
-                        if !keep {
-                            finish_stream(&mut events).await;
-                            return Read::Answered;
-                        }
-                        if !answered {
-                            finish_by = Some(tokio::time::Instant::now() + FINISH_WAIT);
-                        }
-                        answered = true;
-                    }
-                }
+            let event = match event {
+                Ok(event) => event,
                 Err(_) if answered => return Read::Answered,
-                Err(sse_stream::Error::Body(e)) => {
-                    return Read::Failed(match e.downcast_ref::<ReadError>() {
-                        Some(ReadError::TooLarge(t)) => {
-                            self.engine.receive_oversized(&t.prefix, t.size, max);
-                            TransportError::MessageTooLarge {
-                                size: t.size,
-                                limit: max,
-                            }
-                        }
-                        _ => TransportError::StreamBroken {
-                            may_have_run: true,
-                            cause: format!("the response stream failed: {e}"),
-                        },
-                    });
+                Err(e) => return Read::Failed(self.stream_failure(e)),
+            };
+            let Some(data) = cursor.take_message(event) else {
+                continue;
+            };
+            // Read on after the answer either way (see below), so the
+            // caller's going must not close the stream.
+            if self.deliver(data.as_bytes(), id, initialize, true) {
+                if !keep {
+                    finish_stream(&mut events).await;
+                    return Read::Answered;
                 }
-                Err(e) => {
-                    return Read::Failed(TransportError::Malformed {
-                        detail: format!("the response stream is not valid SSE ({e})"),
-                    });
+                if !answered {
+                    finish_by = Some(tokio::time::Instant::now() + FINISH_WAIT);
                 }
+                answered = true;
             }
         }
         if answered {
             Read::Answered
         } else {
             Read::Ended
+        }
+    }
+
+    /// The error a failed read of a request's stream is (an oversized
+    /// message is also reported to the engine).
+    fn stream_failure(&self, error: sse_stream::Error) -> TransportError {
+        match error {
+            sse_stream::Error::Body(e) => match e.downcast_ref::<ReadError>() {
+                Some(ReadError::TooLarge(t)) => {
+                    let max = self.config.max_message_size;
+                    self.engine.receive_oversized(&t.prefix, t.size, max);
+                    TransportError::MessageTooLarge {
+                        size: t.size,
+                        limit: max,
+                    }
+                }
+                _ => TransportError::StreamBroken {
+                    may_have_run: true,
+                    cause: format!("the response stream failed: {e}"),
+                },
+            },
+            e => TransportError::Malformed {
+                detail: format!("the response stream is not valid SSE ({e})"),
+            },
         }
     }
 

@@ -2,19 +2,20 @@
 //! legacy `initialize` POST: a GET stream whose `endpoint` event names
 //! where to POST, and which carries every answer.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
 use http::header::ACCEPT;
 use http::{HeaderValue, Method, Uri};
-use mcp_protocol::{Inbound, Message, ProtocolVersion, Request};
-use mcp_transport::TransportError;
+use mcp_protocol::{Inbound, Message, ProtocolVersion, Request, RequestId};
+use mcp_transport::{Engine, TransportError};
 use serde_json::Value;
+use sse_stream::SseStream;
 use tokio::sync::oneshot;
 
-use crate::sse;
+use crate::sse::{self, Bounded};
 use crate::url::{Origin, resolve};
 
 use super::Shared;
@@ -84,96 +85,70 @@ impl Shared {
         self: &Arc<Self>,
         request: &Request,
     ) -> Result<(), Option<TransportError>> {
-        let mut headers = self.config.headers.clone();
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        let response = self
-            .send(Method::GET, &headers, Bytes::new(), None)
-            .await
-            .map_err(|_| None)?;
-        let sse = content_type(response.headers()).as_deref() == Some("text/event-stream");
-        if !response.status().is_success() || !sse {
-            return Err(None);
-        }
-        let max = self.config.max_message_size;
-        let (mut events, _) = sse::events(response.into_body(), max);
-        let endpoint = tokio::time::timeout(ENDPOINT_WAIT, async {
-            while let Some(Ok(event)) = events.next().await {
-                if event.event.as_deref() == Some("endpoint") {
-                    return event.data;
-                }
-            }
-            None
-        })
-        .await;
-        let Ok(Some(location)) = endpoint else {
-            return Err(Some(TransportError::Http {
-                status: 200,
-                body: format!(
-                    "the server's event stream sent no endpoint event within {ENDPOINT_WAIT:?}"
-                ),
-            }));
-        };
-        let location = location.trim().to_owned();
-        let refuse = |reason: &str| {
-            Some(TransportError::RedirectRefused {
-                status: 200,
-                location: location.clone(),
-                reason: reason.to_owned(),
-            })
-        };
-        let Some(endpoint) = resolve(&self.config.url, &location) else {
-            return Err(refuse("the HTTP+SSE endpoint is not a valid URL"));
-        };
-        if Origin::of(&endpoint).as_ref() != Some(&self.config.origin) {
-            tracing::warn!(
-                location = %mcp_transport::record::redact_url(&location.to_string()),
-                "refused an HTTP+SSE endpoint on another origin"
-            );
-            return Err(refuse(
-                "the HTTP+SSE endpoint is on another origin, where nothing was sent",
-            ));
-        }
+        let mut events = self.open_old_stream().await.ok_or(None)?;
+        let location = wait_for_endpoint(&mut events).await.map_err(Some)?;
+        let endpoint = self.check_endpoint(location.trim()).map_err(Some)?;
         // The endpoint's query carries the session id: not for the log.
         tracing::info!(
             endpoint = %mcp_transport::record::redact_url(&endpoint.to_string()),
             "speaking the 2024-11-05 HTTP+SSE transport"
         );
         self.state().old_endpoint = Some(endpoint);
+        self.spawn_old_reader(events, request.id.clone());
+        self.post_old(&Message::Request(request.clone()), &[], None)
+            .await
+            .map_err(Some)
+    }
+
+    /// GETs the URL for an HTTP+SSE event stream; `None` when the server
+    /// offers none (it failed, refused or answered something else).
+    async fn open_old_stream(&self) -> Option<SseStream<Bounded>> {
+        let mut headers = self.config.headers.clone();
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        let response = self
+            .send(Method::GET, &headers, Bytes::new(), None)
+            .await
+            .ok()?;
+        let sse = content_type(response.headers()).as_deref() == Some("text/event-stream");
+        if !response.status().is_success() || !sse {
+            return None;
+        }
+        let max = self.config.max_message_size;
+        Some(sse::events(response.into_body(), max).0)
+    }
+
+    /// The endpoint the server named, resolved against the URL; refused
+    /// when it is not a URL or lies on another origin.
+    fn check_endpoint(&self, location: &str) -> Result<Uri, TransportError> {
+        let refuse = |reason: &str| TransportError::RedirectRefused {
+            status: 200,
+            location: location.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let Some(endpoint) = resolve(&self.config.url, location) else {
+            return Err(refuse("the HTTP+SSE endpoint is not a valid URL"));
+        };
+        if Origin::of(&endpoint).as_ref() != Some(&self.config.origin) {
+            tracing::warn!(
+                location = %mcp_transport::record::redact_url(location),
+                "refused an HTTP+SSE endpoint on another origin"
+            );
+            return Err(refuse(
+                "the HTTP+SSE endpoint is on another origin, where nothing was sent",
+            ));
+        }
+        Ok(endpoint)
+    }
+
+    /// Reads every answer from the HTTP+SSE event stream until it ends or
+    /// the transport shuts down.
+    fn spawn_old_reader(self: &Arc<Self>, events: SseStream<Bounded>, init_id: RequestId) {
         let engine = self.engine.clone();
-        let shared_state = Arc::downgrade(self);
-        let init_id = request.id.clone();
+        let shared = Arc::downgrade(self);
         let shutdown = self.engine.shutdown_token();
         tokio::spawn(async move {
-            let reading = async {
-                while let Some(event) = events.next().await {
-                    let Ok(event) = event else { break };
-                    if event.event.as_deref().is_some_and(|e| e != "message") {
-                        continue;
-                    }
-                    let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
-                        continue;
-                    };
-                    let inbound = match Inbound::parse(data.as_bytes()) {
-                        Ok(inbound) => inbound,
-                        Err(error) => {
-                            engine.receive_malformed(error);
-                            continue;
-                        }
-                    };
-                    for message in inbound.into_messages(|e| engine.receive_malformed(e)) {
-                        if let Message::Response(r) = &message
-                            && r.id == init_id
-                            && let Some(v) = r.result.get("protocolVersion").and_then(Value::as_str)
-                            && let Some(shared) = shared_state.upgrade()
-                        {
-                            shared.state().legacy_version = Some(ProtocolVersion::new(v));
-                        }
-                        engine.receive(message);
-                    }
-                }
-            };
             tokio::select! {
-                _ = reading => {
+                _ = read_old_stream(events, &engine, &shared, &init_id) => {
                     // The old transport has no resumption: a lost stream
                     // is a lost session.
                     engine.peer_gone(mcp_transport::GoneInfo::new("the HTTP+SSE event stream ended"));
@@ -181,8 +156,63 @@ impl Shared {
                 _ = shutdown.cancelled_owned() => {}
             }
         });
-        self.post_old(&Message::Request(request.clone()), &[], None)
-            .await
-            .map_err(Some)
+    }
+}
+
+/// The data of the first `endpoint` event, within [`ENDPOINT_WAIT`].
+async fn wait_for_endpoint(events: &mut SseStream<Bounded>) -> Result<String, TransportError> {
+    let endpoint = tokio::time::timeout(ENDPOINT_WAIT, async {
+        while let Some(Ok(event)) = events.next().await {
+            if event.event.as_deref() == Some("endpoint") {
+                return event.data;
+            }
+        }
+        None
+    })
+    .await;
+    let Ok(Some(location)) = endpoint else {
+        return Err(TransportError::Http {
+            status: 200,
+            body: format!(
+                "the server's event stream sent no endpoint event within {ENDPOINT_WAIT:?}"
+            ),
+        });
+    };
+    Ok(location)
+}
+
+/// Hands each message of the HTTP+SSE stream to the engine, noting the
+/// version the `initialize` answer (`init_id`) agreed on.
+async fn read_old_stream(
+    mut events: SseStream<Bounded>,
+    engine: &Engine,
+    shared: &Weak<Shared>,
+    init_id: &RequestId,
+) {
+    while let Some(event) = events.next().await {
+        let Ok(event) = event else { break };
+        if event.event.as_deref().is_some_and(|e| e != "message") {
+            continue;
+        }
+        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+            continue;
+        };
+        let inbound = match Inbound::parse(data.as_bytes()) {
+            Ok(inbound) => inbound,
+            Err(error) => {
+                engine.receive_malformed(error);
+                continue;
+            }
+        };
+        for message in inbound.into_messages(|e| engine.receive_malformed(e)) {
+            if let Message::Response(r) = &message
+                && &r.id == init_id
+                && let Some(v) = r.result.get("protocolVersion").and_then(Value::as_str)
+                && let Some(shared) = shared.upgrade()
+            {
+                shared.state().legacy_version = Some(ProtocolVersion::new(v));
+            }
+            engine.receive(message);
+        }
     }
 }

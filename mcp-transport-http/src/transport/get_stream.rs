@@ -7,9 +7,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method};
 use mcp_protocol::Inbound;
+use mcp_transport::TransportError;
 use tokio::sync::oneshot;
 use tracing::Instrument;
 
+use crate::service::ResponseBody;
 use crate::sse::{self, ReadError};
 
 use super::Shared;
@@ -65,32 +67,13 @@ impl Shared {
     /// next session opens a stream of its own).
     async fn get_loop(&self, head: oneshot::Sender<()>, session: Option<String>) {
         let mut head = Some(head);
-        let mut last_id: Option<String> = None;
-        let mut retry_floor = Duration::ZERO;
-        let mut attempts = 0u32;
-        let max = self.config.max_message_size;
+        let mut cursor = GetCursor::default();
         loop {
             if self.state().session_id != session {
                 tracing::debug!("the GET stream's session ended");
                 return;
             }
-            let mut headers = self.legacy_headers("text/event-stream");
-            if let Some(id) = &last_id
-                && let Ok(v) = HeaderValue::try_from(id.as_str())
-            {
-                headers.insert(HeaderName::from_static("last-event-id"), v);
-            }
-            let sent = tokio::time::timeout(
-                GET_HEAD_TIMEOUT,
-                self.send(Method::GET, &headers, Bytes::new(), None),
-            )
-            .await
-            .unwrap_or_else(|_| {
-                Err(mcp_transport::TransportError::StreamBroken {
-                    may_have_run: false,
-                    cause: format!("the server did not answer the GET within {GET_HEAD_TIMEOUT:?}"),
-                })
-            });
+            let sent = self.open_get(cursor.last_id.as_deref()).await;
             if let Some(h) = head.take() {
                 let _ = h.send(());
             }
@@ -108,57 +91,8 @@ impl Shared {
                         return;
                     }
                     if status.is_success() {
-                        let (mut events, activity) = sse::events(response.into_body(), max);
-                        loop {
-                            let event =
-                                match next_within(&mut events, &activity, self.config.idle_timeout)
-                                    .await
-                                {
-                                    Next::Event(Some(event)) => event,
-                                    Next::Event(None) => break,
-                                    Next::Idle(idle) => {
-                                        tracing::debug!(
-                                            ?idle,
-                                            "the GET stream went quiet; reopening it"
-                                        );
-                                        break;
-                                    }
-                                };
-                            match event {
-                                Ok(event) => {
-                                    if let Some(id) = event.id {
-                                        last_id = Some(id);
-                                    }
-                                    if let Some(ms) = event.retry {
-                                        retry_floor = Duration::from_millis(ms);
-                                    }
-                                    if event.event.as_deref().is_some_and(|e| e != "message") {
-                                        continue;
-                                    }
-                                    let Some(data) = event.data.filter(|d| !d.trim().is_empty())
-                                    else {
-                                        continue;
-                                    };
-                                    attempts = 0;
-                                    match Inbound::parse(data.as_bytes()) {
-                                        Ok(inbound) => self.engine.receive_inbound(inbound),
-                                        Err(error) => self.engine.receive_malformed(error),
-                                    }
-                                }
-                                Err(sse_stream::Error::Body(e)) => {
-                                    if let Some(ReadError::TooLarge(t)) =
-                                        e.downcast_ref::<ReadError>()
-                                    {
-                                        self.engine.receive_oversized(&t.prefix, t.size, max);
-                                    }
-                                    break;
-                                }
-                                Err(error) => {
-                                    tracing::warn!(%error, "the GET stream is not valid SSE");
-                                    break;
-                                }
-                            }
-                        }
+                        self.read_get_stream(response.into_body(), &mut cursor)
+                            .await;
                     } else {
                         tracing::debug!(
                             status = status.as_u16(),
@@ -167,15 +101,117 @@ impl Shared {
                     }
                 }
             }
-            attempts += 1;
-            if attempts > GET_MAX_ATTEMPTS {
-                tracing::warn!(attempts, "gave up reopening the GET stream");
+            let Some(delay) = cursor.next_delay() else {
+                tracing::warn!(
+                    attempts = cursor.attempts,
+                    "gave up reopening the GET stream"
+                );
                 return;
-            }
-            let backoff = GET_FIRST_DELAY
-                .saturating_mul(1 << (attempts - 1).min(10))
-                .min(GET_MAX_DELAY);
-            tokio::time::sleep(backoff.max(retry_floor)).await;
+            };
+            tokio::time::sleep(delay).await;
         }
+    }
+
+    /// Sends the GET (resuming after `last_id`), waiting at most
+    /// [`GET_HEAD_TIMEOUT`] for its response head.
+    async fn open_get(
+        &self,
+        last_id: Option<&str>,
+    ) -> Result<http::Response<ResponseBody>, TransportError> {
+        let mut headers = self.legacy_headers("text/event-stream");
+        if let Some(id) = last_id
+            && let Ok(v) = HeaderValue::try_from(id)
+        {
+            headers.insert(HeaderName::from_static("last-event-id"), v);
+        }
+        tokio::time::timeout(
+            GET_HEAD_TIMEOUT,
+            self.send(Method::GET, &headers, Bytes::new(), None),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(TransportError::StreamBroken {
+                may_have_run: false,
+                cause: format!("the server did not answer the GET within {GET_HEAD_TIMEOUT:?}"),
+            })
+        })
+    }
+
+    /// Reads one opened GET stream until it ends, goes quiet or fails,
+    /// handing its messages to the engine.
+    async fn read_get_stream(&self, body: ResponseBody, cursor: &mut GetCursor) {
+        let max = self.config.max_message_size;
+        let (mut events, activity) = sse::events(body, max);
+        loop {
+            let event = match next_within(&mut events, &activity, self.config.idle_timeout).await {
+                Next::Event(Some(event)) => event,
+                Next::Event(None) => return,
+                Next::Idle(idle) => {
+                    tracing::debug!(?idle, "the GET stream went quiet; reopening it");
+                    return;
+                }
+            };
+            match event {
+                Ok(event) => self.receive_get_event(event, cursor),
+                Err(sse_stream::Error::Body(e)) => {
+                    if let Some(ReadError::TooLarge(t)) = e.downcast_ref::<ReadError>() {
+                        self.engine.receive_oversized(&t.prefix, t.size, max);
+                    }
+                    return;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "the GET stream is not valid SSE");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// One event of the GET stream: its id and `retry:` are kept for the
+    /// reopening; a message (not another event type, not empty data)
+    /// resets the attempts and goes to the engine.
+    fn receive_get_event(&self, event: sse_stream::Sse, cursor: &mut GetCursor) {
+        if let Some(id) = event.id {
+            cursor.last_id = Some(id);
+        }
+        if let Some(ms) = event.retry {
+            cursor.retry_floor = Duration::from_millis(ms);
+        }
+        if event.event.as_deref().is_some_and(|e| e != "message") {
+            return;
+        }
+        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+            return;
+        };
+        cursor.attempts = 0;
+        match Inbound::parse(data.as_bytes()) {
+            Ok(inbound) => self.engine.receive_inbound(inbound),
+            Err(error) => self.engine.receive_malformed(error),
+        }
+    }
+}
+
+/// Where the GET stream stands between reopenings: the last event id to
+/// resume after, the server's `retry:` floor and the reopenings in a row
+/// that brought no message.
+#[derive(Default)]
+struct GetCursor {
+    last_id: Option<String>,
+    retry_floor: Duration,
+    attempts: u32,
+}
+
+impl GetCursor {
+    /// Counts one more reopening and says how long to wait before it, or
+    /// `None` once [`GET_MAX_ATTEMPTS`] were spent.
+    fn next_delay(&mut self) -> Option<Duration> {
+        self.attempts += 1;
+        if self.attempts > GET_MAX_ATTEMPTS {
+            return None;
+        }
+        let backoff = GET_FIRST_DELAY
+            .saturating_mul(1 << (self.attempts - 1).min(10))
+            .min(GET_MAX_DELAY);
+        Some(backoff.max(self.retry_floor))
     }
 }
