@@ -24,6 +24,7 @@ pub(crate) struct Discovering<'a> {
 }
 
 /// What the connection does next.
+#[derive(Debug)]
 pub(crate) enum Step {
     /// The server speaks the revision sent: the connection is modern.
     Done(Box<DiscoverResult>),
@@ -104,5 +105,130 @@ fn read_error(at: &Discovering<'_>, error: TransportError) -> Step {
             "it answered server/discover with HTTP {status} and no JSON-RPC error"
         )),
         _ => Step::Fail(ClientError::from(error).with_method(methods::SERVER_DISCOVER)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A modern revision newer than the library's, the library's modern
+    /// one, and the newest legacy one; the newest is sent.
+    fn offered() -> Vec<ProtocolVersion> {
+        vec![
+            ProtocolVersion::new("2026-12-01"),
+            ProtocolVersion::V2026_07_28,
+            ProtocolVersion::V2025_11_25,
+        ]
+    }
+
+    fn step(retried: bool, outcome: Result<Value, TransportError>) -> Step {
+        let offered = offered();
+        let at = Discovering {
+            offered: &offered,
+            version: &offered[0],
+            retried,
+        };
+        next(&at, outcome)
+    }
+
+    fn rpc(code: i64, data: Value) -> Result<Value, TransportError> {
+        Err(TransportError::Rpc {
+            code,
+            message: "no".into(),
+            data: Some(data),
+        })
+    }
+
+    fn discover(versions: Value) -> Result<Value, TransportError> {
+        Ok(json!({"supportedVersions": versions, "capabilities": {}}))
+    }
+
+    fn failed(step: Step) -> ClientError {
+        match step {
+            Step::Fail(e) => {
+                assert_eq!(e.method(), Some(methods::SERVER_DISCOVER));
+                e
+            }
+            other => panic!("not a failure: {other:?}"),
+        }
+    }
+
+    fn not_modern(step: Step) -> bool {
+        matches!(failed(step).kind(), ErrorKind::NotModern { .. })
+    }
+
+    #[test]
+    fn discover_listing_the_revision_sent() {
+        let got = step(false, discover(json!(["2026-12-01"])));
+        assert!(matches!(got, Step::Done(d) if d.supported_versions.len() == 1));
+    }
+
+    #[test]
+    fn discover_listing_another_shared_revision() {
+        let got = step(false, discover(json!(["2026-07-28"])));
+        assert!(matches!(got, Step::Retry(v) if v == ProtocolVersion::V2026_07_28));
+        let got = step(true, discover(json!(["2026-07-28"])));
+        assert!(matches!(
+            got,
+            Step::NoSharedVersion(s) if s == [ProtocolVersion::V2026_07_28]
+        ));
+    }
+
+    #[test]
+    fn no_discover_result() {
+        assert!(not_modern(step(false, Ok(json!({"tools": []})))));
+    }
+
+    #[test]
+    fn rejected_sharing_a_modern_revision() {
+        let got = step(false, rpc(-32022, json!({"supported": ["2026-07-28"]})));
+        assert!(matches!(got, Step::Retry(v) if v == ProtocolVersion::V2026_07_28));
+    }
+
+    #[test]
+    fn rejected_sharing_nothing() {
+        let got = step(false, rpc(-32022, json!({"supported": ["2027-01-01"]})));
+        assert!(matches!(
+            got,
+            Step::NoSharedVersion(s) if s == [ProtocolVersion::new("2027-01-01")]
+        ));
+    }
+
+    #[test]
+    fn rejected_again_after_the_retry() {
+        for listed in [json!(["2026-07-28"]), json!(["2027-01-01"])] {
+            let got = step(true, rpc(-32022, json!({ "supported": listed })));
+            assert!(!not_modern(got));
+        }
+    }
+
+    #[test]
+    fn legacy_evidence_is_not_modern() {
+        assert!(not_modern(step(false, rpc(-32601, Value::Null))));
+        let malformed = TransportError::Malformed {
+            detail: "not JSON".into(),
+        };
+        assert!(not_modern(step(false, Err(malformed))));
+        for status in [404, 405] {
+            let http = TransportError::Http {
+                status,
+                body: String::new(),
+            };
+            assert!(not_modern(step(false, Err(http))));
+        }
+    }
+
+    #[test]
+    fn other_errors_as_they_are() {
+        assert!(!not_modern(step(false, rpc(-32021, json!({})))));
+        let http = TransportError::Http {
+            status: 503,
+            body: String::new(),
+        };
+        assert!(!not_modern(step(false, Err(http))));
+        assert!(!not_modern(step(false, Err(TransportError::Cancelled))));
     }
 }
