@@ -30,8 +30,9 @@ fn form_decode(text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A grant's token answer, or the error answer that refuses it.
-type Granted = Result<Value, http::Response<Body>>;
+/// A grant's token answer, or the OAuth error (`error` and
+/// `error_description`) that refuses it with a 400.
+type Granted = Result<Value, (&'static str, &'static str)>;
 
 impl Authority {
     /// `POST /token`.
@@ -55,7 +56,7 @@ impl Authority {
         };
         let answer = match granted {
             Ok(answer) => answer,
-            Err(refused) => return refused,
+            Err((code, why)) => return error(400, code, why),
         };
         let mut response = reply::json_body(200, &answer);
         response.headers_mut().insert(
@@ -74,25 +75,17 @@ impl Authority {
         client_id: &str,
     ) -> Granted {
         let Some(code) = form.get("code").and_then(|c| grants.codes.remove(c)) else {
-            return Err(error(400, "invalid_grant", "unknown or used code"));
+            return Err(("invalid_grant", "unknown or used code"));
         };
         if code.client_id != client_id {
-            return Err(error(
-                400,
-                "invalid_grant",
-                "the code was issued to another client",
-            ));
+            return Err(("invalid_grant", "the code was issued to another client"));
         }
         if form.get("redirect_uri") != Some(&code.redirect_uri) {
-            return Err(error(
-                400,
-                "invalid_grant",
-                "redirect_uri differs from /authorize's",
-            ));
+            return Err(("invalid_grant", "redirect_uri differs from /authorize's"));
         }
         let verifier = form.get("code_verifier").map(String::as_str);
         if !verifier.is_some_and(|v| verifier_well_formed(v) && s256(v) == code.challenge) {
-            return Err(error(400, "invalid_grant", "code_verifier does not match"));
+            return Err(("invalid_grant", "code_verifier does not match"));
         }
         let (lifetime, refresh) = (self.options.token_lifetime, self.options.refresh_tokens);
         Ok(grants.issue(client_id, code.scopes, lifetime, refresh))
@@ -110,14 +103,10 @@ impl Authority {
             .get("refresh_token")
             .and_then(|t| grants.refresh.remove(t))
         else {
-            return Err(error(400, "invalid_grant", "unknown or used refresh token"));
+            return Err(("invalid_grant", "unknown or used refresh token"));
         };
         if old.client_id != client_id {
-            return Err(error(
-                400,
-                "invalid_grant",
-                "the token was issued to another client",
-            ));
+            return Err(("invalid_grant", "the token was issued to another client"));
         }
         // A narrower scope may be asked for, never a wider one.
         let scopes = match form.get("scope") {
@@ -143,11 +132,7 @@ impl Authority {
             .get(client_id)
             .is_none_or(|c| c.secret.is_none())
         {
-            return Err(error(
-                400,
-                "unauthorized_client",
-                "a public client has no credentials",
-            ));
+            return Err(("unauthorized_client", "a public client has no credentials"));
         }
         let scopes = self.grantable(form.get("scope").map(String::as_str));
         Ok(grants.issue(client_id, scopes, self.options.token_lifetime, false))
