@@ -47,6 +47,7 @@ use crate::envelope::envelope;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::handshake::{self, InitializeFailure};
 use crate::ids::Ids;
+use crate::modern_discover::{self, Discovering};
 use crate::probe::{self, Probing, Seen, Step};
 use crate::server_requests::NegotiatedRevision;
 use crate::trace;
@@ -55,10 +56,6 @@ use crate::verdict::{Reached, Verdict};
 /// How long an unanswered probe stays pending after the probe timer gave
 /// up on it, so that a late answer can still be noted.
 const LATE_PROBE_WINDOW: Duration = Duration::from_secs(60);
-
-fn not_modern(evidence: String) -> ClientError {
-    ClientError::new(ErrorKind::NotModern { evidence }).with_method(methods::SERVER_DISCOVER)
-}
 
 /// A connection and what was learned on it.
 pub(crate) struct Established {
@@ -254,7 +251,8 @@ impl Connecting<'_> {
     }
 
     /// A modern connection: one `server/discover` (retried once on
-    /// `-32022`) to learn the server's capabilities.
+    /// `-32022`) to learn the server's capabilities; [`modern_discover::next`]
+    /// reads each outcome.
     async fn modern(
         &self,
         transport: Arc<dyn Transport>,
@@ -266,79 +264,24 @@ impl Connecting<'_> {
         loop {
             let request = self.request(methods::SERVER_DISCOVER, &version, None);
             let options = RequestOptions::new().timeout(self.config.request_timeout);
-            match trace::traced_request(&*transport, request, options, &version).await {
-                Ok(value) => {
-                    let mut discover: DiscoverResult =
-                        serde_json::from_value(value).map_err(|e| {
-                            not_modern(format!(
-                                "its server/discover answer is no DiscoverResult: {e}"
-                            ))
-                        })?;
-                    if !discover.supported_versions.contains(&version) {
-                        let supported = std::mem::take(&mut discover.supported_versions);
-                        let rejection =
-                            VersionRejection::decide(supported, &self.config.versions, !retried);
-                        match rejection.next {
-                            VersionRetry::Retry(v) => {
-                                version = v;
-                                retried = true;
-                                continue;
-                            }
-                            VersionRetry::NoRetry(_) | VersionRetry::NoneShared => {
-                                return Err(self.negotiation(Era::Modern, rejection.supported));
-                            }
-                        }
-                    }
-                    return Ok(self.established_modern(transport, discover, version, reached));
+            let outcome = trace::traced_request(&*transport, request, options, &version).await;
+            let at = Discovering {
+                offered: &self.config.versions,
+                version: &version,
+                retried,
+            };
+            match modern_discover::next(&at, outcome) {
+                modern_discover::Step::Done(discover) => {
+                    return Ok(self.established_modern(transport, *discover, version, reached));
                 }
-                Err(TransportError::Rpc {
-                    code,
-                    message,
-                    data,
-                }) if code == error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
-                    let rejection =
-                        VersionRejection::read(data.as_ref(), &self.config.versions, !retried);
-                    match rejection.next {
-                        VersionRetry::Retry(v) => {
-                            version = v;
-                            retried = true;
-                        }
-                        VersionRetry::NoneShared if !retried => {
-                            return Err(self.negotiation(Era::Modern, rejection.supported));
-                        }
-                        // The one retry is spent: the server's refusal stands.
-                        VersionRetry::NoRetry(_) | VersionRetry::NoneShared => {
-                            let rejected = TransportError::Rpc {
-                                code,
-                                message,
-                                data,
-                            };
-                            return Err(
-                                ClientError::from(rejected).with_method(methods::SERVER_DISCOVER)
-                            );
-                        }
-                    }
+                modern_discover::Step::Retry(v) => {
+                    version = v;
+                    retried = true;
                 }
-                Err(TransportError::Rpc { code, message, .. })
-                    if !error_codes::is_modern_only(code) =>
-                {
-                    return Err(not_modern(format!(
-                        "it answered server/discover with error {code}: {message}"
-                    )));
+                modern_discover::Step::NoSharedVersion(server) => {
+                    return Err(self.negotiation(Era::Modern, server));
                 }
-                Err(TransportError::Malformed { detail }) => {
-                    return Err(not_modern(format!(
-                        "its server/discover answer is not JSON-RPC: {detail}"
-                    )));
-                }
-                // What the probe reads as legacy (an HTTP+SSE server has no
-                // POST at its URL: 404 or 405) is no modern server either.
-                Err(TransportError::Http { status, .. }) if (400..500).contains(&status) => {
-                    return Err(not_modern(format!(
-                        "it answered server/discover with HTTP {status} and no JSON-RPC error"
-                    )));
-                }
-                Err(e) => return Err(ClientError::from(e).with_method(methods::SERVER_DISCOVER)),
+                modern_discover::Step::Fail(e) => return Err(e),
             }
         }
     }

@@ -71,6 +71,7 @@ mod ids;
 mod in_flight;
 mod kept_params;
 mod meta_cache;
+mod modern_discover;
 pub mod mrtr;
 mod options;
 mod page;

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mcp_protocol::{ErrorResponse, Message, Request, Response};
+use mcp_protocol::{ErrorResponse, Message, Request, RequestId, Response};
 use mcp_transport::{Engine, GoneInfo};
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -126,28 +126,7 @@ impl Player {
     async fn step(&self, index: usize, step: Step) -> bool {
         let expected = step.describe();
         match step {
-            Step::Request(r) => {
-                let Some(m) = self.next_message().await else {
-                    return false;
-                };
-                let request = match m {
-                    Message::Request(req)
-                        if req.method == r.method
-                            && r.id.as_ref().is_none_or(|id| *id == req.id)
-                            && r.params.as_ref().is_none_or(|(p, _)| {
-                                p(req.params.as_ref().unwrap_or(&Value::Null))
-                            }) =>
-                    {
-                        req
-                    }
-                    other => {
-                        self.mismatch(index, &expected, &other);
-                        return false;
-                    }
-                };
-                self.reply(request, r);
-                true
-            }
+            Step::Request(r) => self.expected_request(index, &expected, r).await,
             Step::Notification { method, params } => {
                 let Some(m) = self.next_message().await else {
                     return false;
@@ -167,27 +146,9 @@ impl Player {
             Step::ServerRequest { request, check, .. } => {
                 let id = request.id.clone();
                 self.engine.receive(Message::Request(request));
-                // The client answers from a task of its own, so what it sends
-                // meanwhile is kept for the steps after this one.
-                let mut meanwhile = Vec::new();
-                let m = loop {
-                    let Some(m) = self.next_message().await else {
-                        return false;
-                    };
-                    let is_answer = match &m {
-                        Message::Response(r) => r.id == id,
-                        Message::Error(e) => e.id.as_ref() == Some(&id),
-                        _ => false,
-                    };
-                    if is_answer {
-                        break m;
-                    }
-                    meanwhile.push(m);
+                let Some(m) = self.answer_to(&id).await else {
+                    return false;
                 };
-                self.pushback
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .extend(meanwhile);
                 if let Err(what) = check(&m) {
                     self.mismatch(index, &format!("{expected}: {what}"), &m);
                     return false;
@@ -203,6 +164,56 @@ impl Player {
                 true
             }
         }
+    }
+
+    /// Plays a request step: the client's next message is that request,
+    /// which gets the step's reply.
+    async fn expected_request(&self, index: usize, expected: &str, r: RequestStep) -> bool {
+        let Some(m) = self.next_message().await else {
+            return false;
+        };
+        let request = match m {
+            Message::Request(req)
+                if req.method == r.method
+                    && r.id.as_ref().is_none_or(|id| *id == req.id)
+                    && r.params
+                        .as_ref()
+                        .is_none_or(|(p, _)| p(req.params.as_ref().unwrap_or(&Value::Null))) =>
+            {
+                req
+            }
+            other => {
+                self.mismatch(index, expected, &other);
+                return false;
+            }
+        };
+        self.reply(request, r);
+        true
+    }
+
+    /// The client's answer to the server request `id`; `None` when the
+    /// wire ended first.
+    async fn answer_to(&self, id: &RequestId) -> Option<Message> {
+        // The client answers from a task of its own, so what it sends
+        // meanwhile is kept for the steps after this one.
+        let mut meanwhile = Vec::new();
+        let m = loop {
+            let m = self.next_message().await?;
+            let is_answer = match &m {
+                Message::Response(r) => r.id == *id,
+                Message::Error(e) => e.id.as_ref() == Some(id),
+                _ => false,
+            };
+            if is_answer {
+                break m;
+            }
+            meanwhile.push(m);
+        };
+        self.pushback
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(meanwhile);
+        Some(m)
     }
 
     fn reply(&self, request: Request, step: RequestStep) {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use base64::Engine;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::super::reply::{self, Body};
 use super::Authority;
@@ -30,6 +30,10 @@ fn form_decode(text: &str) -> String {
         .unwrap_or_default()
 }
 
+/// A grant's token answer, or the OAuth error (`error` and
+/// `error_description`) that refuses it with a 400.
+type Granted = Result<Value, (&'static str, &'static str)>;
+
 impl Authority {
     /// `POST /token`.
     pub(super) fn token(&self, seen: &RecordedRequest) -> http::Response<Body> {
@@ -44,74 +48,15 @@ impl Authority {
         if form.get("resource").is_some_and(|r| *r != self.resource()) {
             return error(400, "invalid_target", "resource is not this server's");
         }
-        let lifetime = self.options.token_lifetime;
-        let refresh = self.options.refresh_tokens;
-        let answer = match form.get("grant_type").map(String::as_str) {
-            Some("authorization_code") => {
-                let Some(code) = form.get("code").and_then(|c| grants.codes.remove(c)) else {
-                    return error(400, "invalid_grant", "unknown or used code");
-                };
-                if code.client_id != client_id {
-                    return error(
-                        400,
-                        "invalid_grant",
-                        "the code was issued to another client",
-                    );
-                }
-                if form.get("redirect_uri") != Some(&code.redirect_uri) {
-                    return error(
-                        400,
-                        "invalid_grant",
-                        "redirect_uri differs from /authorize's",
-                    );
-                }
-                let verifier = form.get("code_verifier").map(String::as_str);
-                if !verifier.is_some_and(|v| verifier_well_formed(v) && s256(v) == code.challenge) {
-                    return error(400, "invalid_grant", "code_verifier does not match");
-                }
-                grants.issue(&client_id, code.scopes, lifetime, refresh)
-            }
-            Some("refresh_token") => {
-                let Some(old) = form
-                    .get("refresh_token")
-                    .and_then(|t| grants.refresh.remove(t))
-                else {
-                    return error(400, "invalid_grant", "unknown or used refresh token");
-                };
-                if old.client_id != client_id {
-                    return error(
-                        400,
-                        "invalid_grant",
-                        "the token was issued to another client",
-                    );
-                }
-                // A narrower scope may be asked for, never a wider one.
-                let scopes = match form.get("scope") {
-                    Some(s) => s
-                        .split(' ')
-                        .filter(|s| old.scopes.iter().any(|o| o == s))
-                        .map(str::to_owned)
-                        .collect(),
-                    None => old.scopes,
-                };
-                grants.issue(&client_id, scopes, lifetime, true)
-            }
-            Some("client_credentials") => {
-                if grants
-                    .clients
-                    .get(&client_id)
-                    .is_none_or(|c| c.secret.is_none())
-                {
-                    return error(
-                        400,
-                        "unauthorized_client",
-                        "a public client has no credentials",
-                    );
-                }
-                let scopes = self.grantable(form.get("scope").map(String::as_str));
-                grants.issue(&client_id, scopes, lifetime, false)
-            }
+        let granted = match form.get("grant_type").map(String::as_str) {
+            Some("authorization_code") => self.code_grant(&mut grants, &form, &client_id),
+            Some("refresh_token") => self.refresh_grant(&mut grants, &form, &client_id),
+            Some("client_credentials") => self.credentials_grant(&mut grants, &form, &client_id),
             _ => return error(400, "unsupported_grant_type", "unknown grant_type"),
+        };
+        let answer = match granted {
+            Ok(answer) => answer,
+            Err((code, why)) => return error(400, code, why),
         };
         let mut response = reply::json_body(200, &answer);
         response.headers_mut().insert(
@@ -119,6 +64,78 @@ impl Authority {
             http::HeaderValue::from_static("no-store"),
         );
         response
+    }
+
+    /// `authorization_code`: the code once, by the client it was issued
+    /// to, with `/authorize`'s redirect URI and the PKCE verifier.
+    fn code_grant(
+        &self,
+        grants: &mut Grants,
+        form: &HashMap<String, String>,
+        client_id: &str,
+    ) -> Granted {
+        let Some(code) = form.get("code").and_then(|c| grants.codes.remove(c)) else {
+            return Err(("invalid_grant", "unknown or used code"));
+        };
+        if code.client_id != client_id {
+            return Err(("invalid_grant", "the code was issued to another client"));
+        }
+        if form.get("redirect_uri") != Some(&code.redirect_uri) {
+            return Err(("invalid_grant", "redirect_uri differs from /authorize's"));
+        }
+        let verifier = form.get("code_verifier").map(String::as_str);
+        if !verifier.is_some_and(|v| verifier_well_formed(v) && s256(v) == code.challenge) {
+            return Err(("invalid_grant", "code_verifier does not match"));
+        }
+        let (lifetime, refresh) = (self.options.token_lifetime, self.options.refresh_tokens);
+        Ok(grants.issue(client_id, code.scopes, lifetime, refresh))
+    }
+
+    /// `refresh_token`: the token once (it is rotated), by the client it
+    /// was issued to.
+    fn refresh_grant(
+        &self,
+        grants: &mut Grants,
+        form: &HashMap<String, String>,
+        client_id: &str,
+    ) -> Granted {
+        let Some(old) = form
+            .get("refresh_token")
+            .and_then(|t| grants.refresh.remove(t))
+        else {
+            return Err(("invalid_grant", "unknown or used refresh token"));
+        };
+        if old.client_id != client_id {
+            return Err(("invalid_grant", "the token was issued to another client"));
+        }
+        // A narrower scope may be asked for, never a wider one.
+        let scopes = match form.get("scope") {
+            Some(s) => s
+                .split(' ')
+                .filter(|s| old.scopes.iter().any(|o| o == s))
+                .map(str::to_owned)
+                .collect(),
+            None => old.scopes,
+        };
+        Ok(grants.issue(client_id, scopes, self.options.token_lifetime, true))
+    }
+
+    /// `client_credentials`: only a client with a secret has credentials.
+    fn credentials_grant(
+        &self,
+        grants: &mut Grants,
+        form: &HashMap<String, String>,
+        client_id: &str,
+    ) -> Granted {
+        if grants
+            .clients
+            .get(client_id)
+            .is_none_or(|c| c.secret.is_none())
+        {
+            return Err(("unauthorized_client", "a public client has no credentials"));
+        }
+        let scopes = self.grantable(form.get("scope").map(String::as_str));
+        Ok(grants.issue(client_id, scopes, self.options.token_lifetime, false))
     }
 }
 
