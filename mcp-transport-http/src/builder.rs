@@ -134,6 +134,11 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// The MCP endpoint's URL, as given to [`new`](Self::new).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// Adds every header of `headers` (see [`header`](Self::header)).
     pub fn headers(mut self, headers: HeaderMap) -> Self {
         self.headers.extend(headers);
@@ -145,6 +150,31 @@ impl HttpTransportBuilder {
     pub fn header_provider(mut self, provider: Arc<dyn HeaderProvider>) -> Self {
         self.provider = Some(provider);
         self
+    }
+
+    /// Protects the connection with `authorization`: with `mcp-steady-auth`,
+    /// an `OAuthProvider` builder, built on this transport's HTTP client
+    /// (so set the client's options first) and put on as its header
+    /// provider. One call in place of `http_service`, `build` and
+    /// [`header_provider`](Self::header_provider).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use mcp_transport_http::{HeaderProvider, HttpTransportBuilder};
+    ///
+    /// # fn provider() -> Arc<dyn HeaderProvider> { unimplemented!() }
+    /// # fn f() {
+    /// let transport = HttpTransportBuilder::new("https://mcp.example.com/mcp")
+    ///     .authorization(provider())
+    ///     .unwrap_or_else(|never| match never {});
+    /// # let _ = transport;
+    /// # }
+    /// ```
+    pub fn authorization<A: crate::provider::Authorization>(
+        self,
+        authorization: A,
+    ) -> Result<Self, A::Error> {
+        authorization.authorize(self)
     }
 
     /// Sends through `service` instead of the default client; the connect,

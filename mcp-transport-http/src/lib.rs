@@ -117,7 +117,7 @@ pub use builder::{
 pub use error::BoxError;
 /// The `http` crate, whose header types the builder takes.
 pub use http;
-pub use provider::{AuthChallenge, HeaderProvider};
+pub use provider::{AuthChallenge, Authorization, HeaderProvider};
 pub use proxy::ProxyConfig;
 pub use record::RecordingHeaders;
 pub use redirect::{
