@@ -373,7 +373,9 @@ impl mcp_transport_http::Authorization for OAuthProviderBuilder {
             )));
         }
         let service = transport.http_service().map_err(|e| {
-            AuthError::Config(format!("the transport's HTTP client could not be made: {e}"))
+            AuthError::Config(format!(
+                "the transport's HTTP client could not be made: {e}"
+            ))
         })?;
         let provider = self.build(service)?;
         Ok(transport.header_provider(Arc::new(provider)))

@@ -33,7 +33,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await?;
         println!("{era} server: {} era", client.era());
 
-        for (tool, expected) in [("elicit", "Ada"), ("sample", "Paris."), ("roots", "file:///work")] {
+        for (tool, expected) in [
+            ("elicit", "Ada"),
+            ("sample", "Paris."),
+            ("roots", "file:///work"),
+        ] {
             let result = client.call_tool(tool, json!({})).await?;
             let text = result.content[0].as_text().unwrap_or_default();
             assert!(text.contains(expected), "{tool}: {text}");

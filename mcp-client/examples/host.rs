@@ -32,7 +32,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let host = Host::builder().servers_file(&file).connect().await;
     for (name, status) in host.status() {
         match status {
-            ServerStatus::Ready { era, version, took, .. } => {
+            ServerStatus::Ready {
+                era, version, took, ..
+            } => {
                 println!("{name}: ready, {era} era ({version}) in {took:?}")
             }
             ServerStatus::Failed { error } => println!("{name}: failed: {error}"),
@@ -48,7 +50,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         assert!(tools.iter().any(|t| t.name == "new__echo"));
         let result = host.call_tool("new__echo", json!({"text": "hi"})).await?;
         assert_eq!(result.content[0].as_text(), Some("hi"));
-        assert!(matches!(host.status()["broken"], ServerStatus::Failed { .. }));
+        assert!(matches!(
+            host.status()["broken"],
+            ServerStatus::Failed { .. }
+        ));
     }
     host.close().await;
     Ok(())

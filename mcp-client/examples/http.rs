@@ -37,18 +37,31 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let client = Client::builder().connect(transport).await?;
-    println!("{url}: {} era, protocol {}", client.era(), client.protocol_version());
+    println!(
+        "{url}: {} era, protocol {}",
+        client.era(),
+        client.protocol_version()
+    );
     let tools = client.list_all_tools().await?;
     println!("{} tools", tools.len());
 
     if let Ok(server) = &reference {
-        let result = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+        let result = client
+            .call_tool("echo", serde_json::json!({"text": "hi"}))
+            .await?;
         assert_eq!(result.content[0].as_text(), Some("hi"));
         // Every request the server saw carried the header.
         let requests = server.requests();
         assert!(!requests.is_empty());
-        assert!(requests.iter().all(|r| r.headers["x-client-example"] == "http"));
-        println!("echo -> hi; the header was on all {} requests", requests.len());
+        assert!(
+            requests
+                .iter()
+                .all(|r| r.headers["x-client-example"] == "http")
+        );
+        println!(
+            "echo -> hi; the header was on all {} requests",
+            requests.len()
+        );
     }
     client.close().await;
     Ok(())

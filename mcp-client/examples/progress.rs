@@ -18,8 +18,12 @@ use serde_json::json;
 /// a progress notification after each.
 fn slow(steps: u64, delay_ms: u64) -> CallToolRequestParams {
     let arguments = [("steps", json!(steps)), ("delayMs", json!(delay_ms))];
-    CallToolRequestParams::new("slow")
-        .with_arguments(arguments.map(|(k, v)| (k.to_owned(), v)).into_iter().collect())
+    CallToolRequestParams::new("slow").with_arguments(
+        arguments
+            .map(|(k, v)| (k.to_owned(), v))
+            .into_iter()
+            .collect(),
+    )
 }
 
 #[tokio::main]
@@ -46,7 +50,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .timeout(Duration::from_millis(200))
         .reset_timeout_on_progress()
         .max_total(Duration::from_secs(1));
-    let error = client.call_tool_with(slow(100, 50), &options).await.unwrap_err();
+    let error = client
+        .call_tool_with(slow(100, 50), &options)
+        .await
+        .unwrap_err();
     assert!(error.is_timeout(), "{error}");
     println!("timed out: {error}");
 
@@ -67,7 +74,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ));
 
     // The connection is still good after both.
-    assert!(!client.call_tool("echo", json!({"text": "still here"})).await?.is_error());
+    assert!(
+        !client
+            .call_tool("echo", json!({"text": "still here"}))
+            .await?
+            .is_error()
+    );
     client.close().await;
     Ok(())
 }

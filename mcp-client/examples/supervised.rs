@@ -39,8 +39,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut events = client.events();
     client.call_tool("echo", json!({"text": "before"})).await?;
 
-    let first = pid.lock().unwrap().clone().expect("the server told its pid");
-    std::process::Command::new("kill").args(["-9", &first]).status()?;
+    let first = pid
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the server told its pid");
+    std::process::Command::new("kill")
+        .args(["-9", &first])
+        .status()?;
     println!("killed the server (pid {first})");
 
     // Once the client has seen its server die…
@@ -64,7 +70,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     })
     .await?;
-    println!("restarted (attempt {}): {}", restarted.attempt, restarted.cause);
+    println!(
+        "restarted (attempt {}): {}",
+        restarted.attempt, restarted.cause
+    );
     client.close().await;
     Ok(())
 }

@@ -29,9 +29,18 @@ fn function(tool: &Tool) -> Value {
 fn for_the_model(result: &CallToolResult) -> String {
     let text = match &result.structured_content {
         Some(structured) => structured.to_string(),
-        None => result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("\n"),
+        None => result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text())
+            .collect::<Vec<_>>()
+            .join("\n"),
     };
-    if result.is_error() { format!("error: {text}") } else { text }
+    if result.is_error() {
+        format!("error: {text}")
+    } else {
+        text
+    }
 }
 
 #[tokio::main]
@@ -39,9 +48,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = StdioCommand::new(mcp_reference_server::binaries::server_path());
     let client = Client::builder().connect(server).await?;
 
-    let functions: Vec<Value> = client.list_all_tools().await?.iter().map(function).collect();
-    println!("{} functions for the model, e.g.\n{:#}", functions.len(), functions[0]);
-    assert!(functions.iter().any(|f| f["function"]["name"] == "structured"));
+    let functions: Vec<Value> = client
+        .list_all_tools()
+        .await?
+        .iter()
+        .map(function)
+        .collect();
+    println!(
+        "{} functions for the model, e.g.\n{:#}",
+        functions.len(),
+        functions[0]
+    );
+    assert!(
+        functions
+            .iter()
+            .any(|f| f["function"]["name"] == "structured")
+    );
 
     // What a model answers when it wants a function called (the arguments
     // come as a JSON string in OpenAI's API).
@@ -52,7 +74,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reply = for_the_model(&result);
     println!("{name} -> {reply}");
     let reply: Value = serde_json::from_str(&reply)?;
-    assert_eq!((reply["sum"].as_f64(), reply["product"].as_f64()), (Some(13.0), Some(42.0)));
+    assert_eq!(
+        (reply["sum"].as_f64(), reply["product"].as_f64()),
+        (Some(13.0), Some(42.0))
+    );
 
     // A call the server refuses comes back as text the model can act on.
     let failed = client.call_tool("fail", json!({})).await?;

@@ -66,7 +66,7 @@
 //!
 //! Everything era-specific lives in this crate; transports only move
 //! messages (see [`transport`]). The stdio transport comes with the default
-//! `stdio` feature ([`stdio`], [`StdioCommand`]), so this crate alone is
+//! `stdio` feature (`mcp_client::stdio`, `StdioCommand`), so this crate alone is
 //! enough for servers started as a command; with default features off, the
 //! client depends on the transport trait only.
 //!
@@ -156,7 +156,7 @@ pub use mcp_transport_stdio::StdioCommand;
 /// *Available on crate feature `http` only.*
 #[cfg(feature = "http")]
 pub use mcp_transport_http as http;
-/// A server at a URL (from [`http`]): a connector, like [`StdioCommand`].
+/// A server at a URL (from [`http`]): a connector, like `StdioCommand`.
 ///
 /// *Available on crate feature `http` only.*
 #[cfg(feature = "http")]

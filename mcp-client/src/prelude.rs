@@ -25,12 +25,12 @@ pub use crate::{
     CallOptions, Client, ClientBuilder, ClientError, EraMode, ErrorKind, RestartPolicy,
     ServerEvent, Verdict,
 };
-pub use mcp_protocol::types::{
-    CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
-    ElicitAction, ElicitRequestParams, ElicitResult, GetPromptResult, JsonObject, Prompt,
-    ReadResourceResult, Resource, Root, Tool,
-};
 pub use mcp_protocol::Era;
+pub use mcp_protocol::types::{
+    CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestParams, ElicitResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult,
+    Resource, Root, Tool,
+};
 pub use mcp_transport::CancellationToken;
 
 #[cfg(feature = "stdio")]

@@ -11,7 +11,9 @@ use mcp_reference_server::http::ProtectedHttpFake;
 use mcp_reference_server::{FakeConfig, FakeServer, Knob, Methods};
 
 /// The message of a connect that must fail.
-async fn failure(connecting: impl Future<Output = mcp_client::Result<Client>>) -> (ErrorKind, String) {
+async fn failure(
+    connecting: impl Future<Output = mcp_client::Result<Client>>,
+) -> (ErrorKind, String) {
     match tokio::time::timeout(Duration::from_secs(20), connecting).await {
         Ok(Ok(_)) => panic!("the connect succeeded"),
         Ok(Err(e)) => {
@@ -31,18 +33,34 @@ fn says(message: &str, parts: &[&str]) {
 #[tokio::test]
 async fn a_server_that_cannot_be_reached() {
     // A port that was just free: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let (_, message) = failure(Client::builder().connect(HttpTransportBuilder::new(url))).await;
-    says(&message, &["could not be reached", "check the address", "running"]);
+    says(
+        &message,
+        &["could not be reached", "check the address", "running"],
+    );
 }
 
 #[tokio::test]
 async fn a_server_that_wants_authorization() {
-    let server = ProtectedHttpFake::start(FakeConfig::default()).await.unwrap();
+    let server = ProtectedHttpFake::start(FakeConfig::default())
+        .await
+        .unwrap();
     let (_, message) =
         failure(Client::builder().connect(HttpTransportBuilder::new(server.url()))).await;
-    says(&message, &["requires authorization (HTTP 401)", "authorize the connection", "OAuth"]);
+    says(
+        &message,
+        &[
+            "requires authorization (HTTP 401)",
+            "authorize the connection",
+            "OAuth",
+        ],
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -52,7 +70,10 @@ async fn a_server_that_never_answers() {
         .request_timeout(Duration::from_secs(5))
         .connect(FakeServer::new(config).connector());
     let (_, message) = failure(connecting).await;
-    says(&message, &["no answer to initialize", "a longer timeout may help"]);
+    says(
+        &message,
+        &["no answer to initialize", "a longer timeout may help"],
+    );
 }
 
 #[tokio::test]
@@ -74,12 +95,27 @@ async fn no_revision_in_common() {
         .connect(FakeServer::new(config).connector());
     let (kind, message) = failure(connecting).await;
     assert!(matches!(kind, ErrorKind::Negotiation { .. }), "{kind:?}");
-    says(&message, &["no protocol revision in common", "protocol_versions", "update"]);
+    says(
+        &message,
+        &[
+            "no protocol revision in common",
+            "protocol_versions",
+            "update",
+        ],
+    );
 }
 
 #[tokio::test]
 async fn a_command_that_does_not_start() {
     let connecting = Client::builder().connect(StdioCommand::new("/nonexistent/mcp-server"));
     let (_, message) = failure(connecting).await;
-    says(&message, &["could not start", "/nonexistent/mcp-server", "installed", "PATH"]);
+    says(
+        &message,
+        &[
+            "could not start",
+            "/nonexistent/mcp-server",
+            "installed",
+            "PATH",
+        ],
+    );
 }

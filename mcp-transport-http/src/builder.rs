@@ -170,10 +170,7 @@ impl HttpTransportBuilder {
     /// # let _ = transport;
     /// # }
     /// ```
-    pub fn authorization<A: crate::provider::Authorization>(
-        self,
-        authorization: A,
-    ) -> Result<Self, A::Error> {
+    pub fn authorization<A: Authorization>(self, authorization: A) -> Result<Self, A::Error> {
         authorization.authorize(self)
     }
 
@@ -418,5 +415,35 @@ impl std::fmt::Debug for HttpTransportBuilder {
             .field("max_message_size", &self.max_message_size)
             .field("max_redirects", &self.max_redirects)
             .finish_non_exhaustive()
+    }
+}
+
+/// What [`HttpTransportBuilder::authorization`](HttpTransportBuilder::authorization)
+/// puts on a connection: something that becomes its [`HeaderProvider`],
+/// given the transport it protects (whose HTTP client it may use for its
+/// own requests, as an OAuth provider does for discovery and tokens).
+///
+/// `mcp-steady-auth` implements it for its `OAuthProviderBuilder`, so that
+/// a protected server takes one builder call; any `Arc<dyn HeaderProvider>`
+/// implements it too.
+pub trait Authorization {
+    /// Why it could not be put on the transport.
+    type Error;
+
+    /// Puts itself on `transport` and hands the builder back.
+    fn authorize(
+        self,
+        transport: HttpTransportBuilder,
+    ) -> Result<HttpTransportBuilder, Self::Error>;
+}
+
+impl Authorization for Arc<dyn HeaderProvider> {
+    type Error = std::convert::Infallible;
+
+    fn authorize(
+        self,
+        transport: HttpTransportBuilder,
+    ) -> Result<HttpTransportBuilder, Self::Error> {
+        Ok(transport.header_provider(self))
     }
 }

@@ -111,13 +111,13 @@ mod url;
 
 pub use authorization::{AuthorizationLayer, Authorized, CredentialsFailed};
 pub use builder::{
-    DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE_SIZE,
+    Authorization, DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_NOTIFICATION_TIMEOUT, DEFAULT_TCP_KEEPALIVE, HttpTransportBuilder,
 };
 pub use error::BoxError;
 /// The `http` crate, whose header types the builder takes.
 pub use http;
-pub use provider::{AuthChallenge, Authorization, HeaderProvider};
+pub use provider::{AuthChallenge, HeaderProvider};
 pub use proxy::ProxyConfig;
 pub use record::RecordingHeaders;
 pub use redirect::{

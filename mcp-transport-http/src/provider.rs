@@ -142,33 +142,3 @@ mod nonce_challenge_tests {
         assert!(!is_dpop_nonce_challenge(r#"Bearer error="use_dpop_nonce""#));
     }
 }
-
-/// What [`HttpTransportBuilder::authorization`](crate::HttpTransportBuilder::authorization)
-/// puts on a connection: something that becomes its [`HeaderProvider`],
-/// given the transport it protects (whose HTTP client it may use for its
-/// own requests, as an OAuth provider does for discovery and tokens).
-///
-/// `mcp-steady-auth` implements it for its `OAuthProviderBuilder`, so that
-/// a protected server takes one builder call; any `Arc<dyn HeaderProvider>`
-/// implements it too.
-pub trait Authorization {
-    /// Why it could not be put on the transport.
-    type Error;
-
-    /// Puts itself on `transport` and hands the builder back.
-    fn authorize(
-        self,
-        transport: crate::HttpTransportBuilder,
-    ) -> Result<crate::HttpTransportBuilder, Self::Error>;
-}
-
-impl Authorization for std::sync::Arc<dyn HeaderProvider> {
-    type Error = std::convert::Infallible;
-
-    fn authorize(
-        self,
-        transport: crate::HttpTransportBuilder,
-    ) -> Result<crate::HttpTransportBuilder, Self::Error> {
-        Ok(transport.header_provider(self))
-    }
-}
