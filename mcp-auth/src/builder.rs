@@ -334,3 +334,50 @@ impl OAuthProviderBuilder {
         })
     }
 }
+
+/// The provider on an HTTP connection in one call:
+/// [`HttpTransportBuilder::authorization`](mcp_transport_http::HttpTransportBuilder::authorization)
+/// builds it on the transport's HTTP client (so set the client's options
+/// first) and puts it on as the transport's header provider.
+///
+/// Fails as [`build`](OAuthProviderBuilder::build) does, with
+/// [`AuthError::Config`] when the transport's HTTP client cannot be made,
+/// and when the transport goes to another origin than the provider's MCP
+/// URL (the provider would never send it a token).
+///
+/// ```
+/// use mcp_auth::{HeadlessAuthorizer, OAuthProvider};
+/// use mcp_transport_http::HttpTransportBuilder;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let url = "http://127.0.0.1:8080/mcp";
+/// let transport = HttpTransportBuilder::new(url);
+/// let authorizer = HeadlessAuthorizer::new(transport.http_service()?);
+/// let transport = transport.authorization(OAuthProvider::builder(url).authorizer(authorizer))?;
+/// # let _ = transport;
+/// # Ok(())
+/// # }
+/// ```
+impl mcp_transport_http::Authorization for OAuthProviderBuilder {
+    type Error = AuthError;
+
+    fn authorize(
+        self,
+        transport: mcp_transport_http::HttpTransportBuilder,
+    ) -> Result<mcp_transport_http::HttpTransportBuilder, AuthError> {
+        if origin(transport.url()) != origin(&self.mcp_url) {
+            return Err(AuthError::Config(format!(
+                "the OAuth provider is for {}, the transport goes to {}: give both the same MCP URL",
+                origin(&self.mcp_url).unwrap_or_else(|| "an invalid URL".into()),
+                origin(transport.url()).unwrap_or_else(|| "an invalid URL".into()),
+            )));
+        }
+        let service = transport.http_service().map_err(|e| {
+            AuthError::Config(format!(
+                "the transport's HTTP client could not be made: {e}"
+            ))
+        })?;
+        let provider = self.build(service)?;
+        Ok(transport.header_provider(Arc::new(provider)))
+    }
+}

@@ -278,7 +278,9 @@ impl fmt::Display for ErrorKind {
             ),
             ErrorKind::Negotiation { client, server } => write!(
                 f,
-                "no protocol revision in common: the client offers {}, the server supports {}",
+                "no protocol revision in common: the client offers {}, the server supports {} \
+                 (if the client was limited with protocol_versions, offer one of the \
+                 server's; otherwise the server or the client needs an update)",
                 list(client),
                 list(server)
             ),

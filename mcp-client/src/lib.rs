@@ -34,9 +34,39 @@
 //! reference server of `mcp-reference-server` in process
 //! (`FakeServer::new(FakeConfig::legacy()).connector()`) the same way.
 //!
+//! A server at a URL takes the `http` feature and an
+//! `HttpTransportBuilder` as its connector; one behind OAuth takes the
+//! `oauth` feature and one more builder call, which puts an OAuth
+//! provider on the connection (discovery, registration, the person's
+//! authorization, tokens kept and refreshed):
+//!
+//! ```no_run
+//! # #[cfg(feature = "oauth")]
+//! # async fn protected() -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_client::prelude::*;
+//!
+//! let url = "https://mcp.example.com/mcp";
+//! let person = LoopbackAuthorizer::bind(0).await?; // the browser comes back here
+//! let oauth = OAuthProvider::builder(url)
+//!     .redirect_uri(person.redirect_uri())
+//!     .authorizer(person)
+//!     .store(FileStore::new("tokens.json")); // owner-only, refreshed
+//! let client = Client::builder()
+//!     .connect(HttpTransportBuilder::new(url).authorization(oauth)?)
+//!     .await?;
+//! # let _ = client;
+//! # Ok(())
+//! # }
+//! # fn main() {}
+//! ```
+//!
+//! [`prelude`] brings what a program names most in one import; the
+//! crate's `examples/` show each way to use it, one file each (the
+//! README's table lists them).
+//!
 //! Everything era-specific lives in this crate; transports only move
 //! messages (see [`transport`]). The stdio transport comes with the default
-//! `stdio` feature ([`stdio`], [`StdioCommand`]), so this crate alone is
+//! `stdio` feature (`mcp_client::stdio`, `StdioCommand`), so this crate alone is
 //! enough for servers started as a command; with default features off, the
 //! client depends on the transport trait only.
 //!
@@ -51,6 +81,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 #![cfg_attr(doctest, doc = include_str!("../../README.md"))]
+#![cfg_attr(doctest, doc = include_str!("../../docs/coming-from-rmcp.md"))]
 
 mod api;
 mod builder;
@@ -75,6 +106,7 @@ mod modern_discover;
 pub mod mrtr;
 mod options;
 mod page;
+pub mod prelude;
 mod probe;
 mod renewal;
 mod resend;
@@ -124,8 +156,16 @@ pub use mcp_transport_stdio::StdioCommand;
 /// *Available on crate feature `http` only.*
 #[cfg(feature = "http")]
 pub use mcp_transport_http as http;
-/// A server at a URL (from [`http`]): a connector, like [`StdioCommand`].
+/// A server at a URL (from [`http`]): a connector, like `StdioCommand`.
 ///
 /// *Available on crate feature `http` only.*
 #[cfg(feature = "http")]
 pub use mcp_transport_http::HttpTransportBuilder;
+
+/// The authorization crate, `mcp-steady-auth` (the `oauth` feature): OAuth
+/// 2.1 for protected HTTP servers, put on a connection with
+/// [`HttpTransportBuilder::authorization`].
+///
+/// *Available on crate feature `oauth` only.*
+#[cfg(feature = "oauth")]
+pub use mcp_auth as auth;

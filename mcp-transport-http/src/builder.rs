@@ -134,6 +134,11 @@ impl HttpTransportBuilder {
         self
     }
 
+    /// The MCP endpoint's URL, as given to [`new`](Self::new).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// Adds every header of `headers` (see [`header`](Self::header)).
     pub fn headers(mut self, headers: HeaderMap) -> Self {
         self.headers.extend(headers);
@@ -145,6 +150,28 @@ impl HttpTransportBuilder {
     pub fn header_provider(mut self, provider: Arc<dyn HeaderProvider>) -> Self {
         self.provider = Some(provider);
         self
+    }
+
+    /// Protects the connection with `authorization`: with `mcp-steady-auth`,
+    /// an `OAuthProvider` builder, built on this transport's HTTP client
+    /// (so set the client's options first) and put on as its header
+    /// provider. One call in place of `http_service`, `build` and
+    /// [`header_provider`](Self::header_provider).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use mcp_transport_http::{HeaderProvider, HttpTransportBuilder};
+    ///
+    /// # fn provider() -> Arc<dyn HeaderProvider> { unimplemented!() }
+    /// # fn f() {
+    /// let transport = HttpTransportBuilder::new("https://mcp.example.com/mcp")
+    ///     .authorization(provider())
+    ///     .unwrap_or_else(|never| match never {});
+    /// # let _ = transport;
+    /// # }
+    /// ```
+    pub fn authorization<A: Authorization>(self, authorization: A) -> Result<Self, A::Error> {
+        authorization.authorize(self)
     }
 
     /// Sends through `service` instead of the default client; the connect,
@@ -388,5 +415,35 @@ impl std::fmt::Debug for HttpTransportBuilder {
             .field("max_message_size", &self.max_message_size)
             .field("max_redirects", &self.max_redirects)
             .finish_non_exhaustive()
+    }
+}
+
+/// What [`HttpTransportBuilder::authorization`](HttpTransportBuilder::authorization)
+/// puts on a connection: something that becomes its [`HeaderProvider`],
+/// given the transport it protects (whose HTTP client it may use for its
+/// own requests, as an OAuth provider does for discovery and tokens).
+///
+/// `mcp-steady-auth` implements it for its `OAuthProviderBuilder`, so that
+/// a protected server takes one builder call; any `Arc<dyn HeaderProvider>`
+/// implements it too.
+pub trait Authorization {
+    /// Why it could not be put on the transport.
+    type Error;
+
+    /// Puts itself on `transport` and hands the builder back.
+    fn authorize(
+        self,
+        transport: HttpTransportBuilder,
+    ) -> Result<HttpTransportBuilder, Self::Error>;
+}
+
+impl Authorization for Arc<dyn HeaderProvider> {
+    type Error = std::convert::Infallible;
+
+    fn authorize(
+        self,
+        transport: HttpTransportBuilder,
+    ) -> Result<HttpTransportBuilder, Self::Error> {
+        Ok(transport.header_provider(self))
     }
 }

@@ -111,7 +111,7 @@ mod url;
 
 pub use authorization::{AuthorizationLayer, Authorized, CredentialsFailed};
 pub use builder::{
-    DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE_SIZE,
+    Authorization, DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_NOTIFICATION_TIMEOUT, DEFAULT_TCP_KEEPALIVE, HttpTransportBuilder,
 };
 pub use error::BoxError;

@@ -138,7 +138,11 @@ pub enum TransportError {
     /// transports produce it.
     ///
     /// *Probe:* not an era verdict; the connect fails until authorized.
-    #[error("the server requires authorization (HTTP {status}){}", challenge_suffix(.challenge))]
+    #[error(
+        "the server requires authorization (HTTP {status}){}; authorize the connection \
+         (an OAuth provider, or the credentials the server expects in a header)",
+        challenge_suffix(.challenge)
+    )]
     AuthorizationRequired {
         /// 401 or 403.
         status: u16,
@@ -167,7 +171,10 @@ pub enum TransportError {
     ///
     /// *Probe:* fatal, never evidence of an era (a legacy HTTP server
     /// answers every POST; one that cannot be reached says nothing).
-    #[error("the server could not be reached: {cause}")]
+    #[error(
+        "the server could not be reached: {cause}; check the address, that the server \
+         is running there, and any proxy settings"
+    )]
     Unreachable {
         /// What failed, in words (the cause chain of the I/O error).
         cause: String,

@@ -3,7 +3,7 @@
 //! - `cargo xtask test`: everything CI checks: formatting, clippy with
 //!   warnings denied, docs without warnings (all features), the dependency
 //!   rules between crates, `cargo package` of every published crate, every
-//!   test (unit, integration, doc), the quickstart example, a quick run of
+//!   test (unit, integration, doc), the examples, a quick run of
 //!   the benchmarks (`bench --quick`), and at the end the interop suite,
 //!   then the conformance suite.
 //! - `cargo xtask deps`: only the dependency rules (see [`deps`]).
@@ -207,6 +207,7 @@ fn test() -> Result {
         ],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    client_docs_per_feature_set()?;
     package()?;
     if has_nextest() {
         run(
@@ -241,19 +242,58 @@ fn test() -> Result {
         &["test", "--workspace", "--all-features", "--doc"],
         &[],
     )?;
-    // The quickstart the README points at builds and runs.
+    // The examples the README points at build and run, each asserting
+    // what it shows, against the reference server.
     build_all()?;
-    let quickstart = interop::target_dir()?
-        .join("debug")
-        .join("examples")
-        .join(format!("quickstart{}", std::env::consts::EXE_SUFFIX));
-    run(&quickstart.to_string_lossy(), &[], &[])?;
+    run_examples()?;
     // The benchmarks keep building and running: every row, tiny, without
     // rmcp (figures not published).
     bench::bench(&["--quick".to_owned()])?;
     // Last: real servers, then the conformance suite, installed on first use.
     interop::interop(&[])?;
     conformance::conformance(&[])
+}
+
+/// The client's docs in each feature set users pick: a link to an item
+/// behind a feature must not break when the feature is off.
+fn client_docs_per_feature_set() -> Result {
+    let sets: [&[&str]; 4] = [
+        &["--no-default-features"],
+        &[],
+        &["--no-default-features", "--features", "http"],
+        &["--no-default-features", "--features", "oauth"],
+    ];
+    for set in sets {
+        let mut args = vec!["doc", "-p", "mcp-steady-client", "--no-deps"];
+        args.extend_from_slice(set);
+        run("cargo", &args, &[("RUSTDOCFLAGS", "-D warnings")])?;
+    }
+    Ok(())
+}
+
+/// The client's examples, run with no argument (each then serves itself
+/// the reference server), in the order a newcomer reads them.
+const EXAMPLES: [&str; 9] = [
+    "quickstart",
+    "http",
+    "oauth",
+    "handlers",
+    "progress",
+    "supervised",
+    "host",
+    "replay",
+    "tools_for_a_model",
+];
+
+fn run_examples() -> Result {
+    let dir = interop::target_dir()?.join("debug").join("examples");
+    let start = Instant::now();
+    for example in EXAMPLES {
+        let binary = dir.join(format!("{example}{}", std::env::consts::EXE_SUFFIX));
+        run(&binary.to_string_lossy(), &[], &[])?;
+    }
+    eprintln!("examples: {} in {:.1?}", EXAMPLES.len(), start.elapsed());
+    Ok(())
 }
 
 /// `cargo package` for every published crate, each built from its packaged
@@ -326,6 +366,8 @@ fn package() -> Result {
             "mcp-steady-conformance",
             "--exclude",
             "mcp-architecture",
+            "--exclude",
+            "mcp-interop-runner",
             "--allow-dirty",
             "--target-dir",
             &verify,

@@ -362,8 +362,8 @@ async fn connect_one(
 
 impl ServerDefinition {
     /// A connector to this server (named `name` in its logs): a
-    /// [`StdioCommand`](crate::StdioCommand) or an
-    /// [`HttpTransportBuilder`](crate::HttpTransportBuilder) with the
+    /// `StdioCommand` or an `HttpTransportBuilder` (with the `stdio` and
+    /// `http` features) with the
     /// file's headers. `Err` says why this build cannot reach it (the
     /// feature it lacks, or a header that is not valid HTTP).
     pub fn connector(&self, name: &str) -> std::result::Result<Arc<dyn Connector>, String> {

@@ -230,11 +230,42 @@ impl ElicitResult {
     }
 
     /// An `accept` with the form's values.
+    ///
+    /// ```
+    /// use mcp_protocol::types::{ElicitAction, ElicitResult};
+    ///
+    /// let mut form = serde_json::Map::new();
+    /// form.insert("name".into(), "Ada".into());
+    /// let answer = ElicitResult::accept(form);
+    /// assert_eq!(answer.action, ElicitAction::Accept);
+    /// ```
     pub fn accept(content: JsonObject) -> Self {
         ElicitResult {
             content: Some(content),
             ..ElicitResult::new(ElicitAction::Accept)
         }
+    }
+
+    /// A `decline`: the person said no.
+    ///
+    /// ```
+    /// use mcp_protocol::types::{ElicitAction, ElicitResult};
+    ///
+    /// assert_eq!(ElicitResult::decline().action, ElicitAction::Decline);
+    /// ```
+    pub fn decline() -> Self {
+        ElicitResult::new(ElicitAction::Decline)
+    }
+
+    /// A `cancel`: the person dismissed the question without answering.
+    ///
+    /// ```
+    /// use mcp_protocol::types::{ElicitAction, ElicitResult};
+    ///
+    /// assert_eq!(ElicitResult::cancel().action, ElicitAction::Cancel);
+    /// ```
+    pub fn cancel() -> Self {
+        ElicitResult::new(ElicitAction::Cancel)
     }
 }
 

@@ -294,6 +294,18 @@ impl CreateMessageResult {
         }
     }
 
+    /// A text answer from `model`, spoken as the assistant.
+    ///
+    /// ```
+    /// use mcp_protocol::types::CreateMessageResult;
+    ///
+    /// let answer = CreateMessageResult::text("Paris.", "a-model");
+    /// assert_eq!(answer.model, "a-model");
+    /// ```
+    pub fn text(text: impl Into<String>, model: impl Into<String>) -> Self {
+        CreateMessageResult::new(crate::types::ContentBlock::text(text), model)
+    }
+
     /// The same with a stop reason.
     pub fn with_stop_reason(mut self, reason: StopReason) -> Self {
         self.stop_reason = Some(reason);

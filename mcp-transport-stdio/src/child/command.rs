@@ -433,10 +433,23 @@ impl Connector for StdioCommand {
                 .map(|t| Arc::new(t) as Arc<dyn Transport>)
                 .map_err(|e| {
                     TransportError::gone(GoneInfo::new(format!(
-                        "could not start {:?}: {e}",
-                        command.program
+                        "could not start {:?}: {e}{}",
+                        command.program,
+                        next_step(&e)
                     )))
                 })
         })
+    }
+}
+
+/// What to do when a command does not start, for the failures with an
+/// obvious next step.
+fn next_step(error: &std::io::Error) -> &'static str {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => {
+            "; is it installed, and on the PATH the client runs with (or give its full path)?"
+        }
+        std::io::ErrorKind::PermissionDenied => "; is the file executable?",
+        _ => "",
     }
 }

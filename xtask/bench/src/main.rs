@@ -23,6 +23,12 @@
 //! Usage: `mcp-bench --server PATH [--out FILE] [--quick] [--only ROW,...]`.
 
 mod bare;
+/// The rmcp side of `docs/coming-from-rmcp.md`, compiled (never run).
+#[cfg(feature = "rmcp")]
+#[allow(dead_code)]
+mod coming_from_rmcp {
+    include!(concat!(env!("OUT_DIR"), "/coming_from_rmcp.rs"));
+}
 mod cases;
 mod http;
 mod idle;

@@ -170,7 +170,10 @@ pub(crate) fn interop(args: &[String]) -> Result {
     offline_proof("interop-install")?;
 
     crate::build_all()?;
-    let runner = target_dir()?.join("debug").join("examples").join("interop");
+    let runner = target_dir()?.join("debug").join(format!(
+        "mcp-interop-runner{}",
+        std::env::consts::EXE_SUFFIX
+    ));
     let mut command = offline_command(&runner);
     command
         .arg("--node")

@@ -6,7 +6,7 @@
 //! and runs this. By hand, after one `cargo xtask interop`:
 //!
 //! ```text
-//! cargo run -p mcp-steady-client --example interop -- \
+//! cargo run -p mcp-interop-runner -- \
 //!     --node node --everything .cache/interop/npm \
 //!     --python .cache/interop/venv/bin/python --script xtask/interop/python_server.py
 //! ```
