@@ -30,10 +30,17 @@ pub(crate) enum KeptParams {
 impl KeptParams {
     /// A copy of `params`.
     pub(crate) fn of(params: &Value) -> Self {
-        if smaller_than(Some(params), AS_TEXT_UP_TO) {
-            KeptParams::Text(serde_json::to_vec(params).expect("a JSON value always serializes"))
-        } else {
-            KeptParams::Value(params.clone())
+        Self::sized(params, size_below(params, AS_TEXT_UP_TO))
+    }
+
+    /// A copy of `params`, whose size [`size_below`] already measured
+    /// (`None`: too large to measure).
+    pub(crate) fn sized(params: &Value, size: Option<usize>) -> Self {
+        match size {
+            Some(size) if size < AS_TEXT_UP_TO => KeptParams::Text(
+                serde_json::to_vec(params).expect("a JSON value always serializes"),
+            ),
+            _ => KeptParams::Value(params.clone()),
         }
     }
 
@@ -55,6 +62,12 @@ pub(crate) const COPY_FOR_RETRY_LIMIT: usize = 64 * 1024;
 /// Whether `value` holds fewer than about `limit` bytes of strings and
 /// numbers; stops walking as soon as it knows.
 pub(crate) fn smaller_than(value: Option<&Value>, limit: usize) -> bool {
+    value.is_none_or(|v| size_below(v, limit).is_some())
+}
+
+/// About how many bytes of strings and numbers `value` holds, if fewer
+/// than `limit`; stops walking as soon as it knows it is not.
+pub(crate) fn size_below(value: &Value, limit: usize) -> Option<usize> {
     fn walk(value: &Value, budget: &mut usize) -> bool {
         let cost = match value {
             Value::String(s) => s.len(),
@@ -77,7 +90,7 @@ pub(crate) fn smaller_than(value: Option<&Value>, limit: usize) -> bool {
         }
     }
     let mut budget = limit;
-    value.is_none_or(|v| walk(v, &mut budget))
+    walk(value, &mut budget).then(|| limit - budget)
 }
 
 #[cfg(test)]
@@ -96,5 +109,21 @@ mod tests {
         let long = json!({"name": "t", "arguments": {"text": "x".repeat(4096), "n": 1}});
         assert!(matches!(KeptParams::of(&long), KeptParams::Value(_)));
         assert_eq!(KeptParams::of(&long).value(), long);
+    }
+
+    #[test]
+    fn one_measure_serves_both_limits() {
+        // "name" 4 + "t" 1 + "arguments" 9 + the map itself 8 + "text" 4 + 4096.
+        let long = json!({"name": "t", "arguments": {"text": "x".repeat(4096)}});
+        let size = size_below(&long, COPY_FOR_RETRY_LIMIT);
+        assert_eq!(size, Some(8 + 4 + 1 + 9 + 8 + 4 + 4096));
+        assert!(matches!(KeptParams::sized(&long, size), KeptParams::Value(_)));
+        assert_eq!(size_below(&long, 1024), None);
+        let small = json!({"name": "t"});
+        assert!(matches!(
+            KeptParams::sized(&small, size_below(&small, COPY_FOR_RETRY_LIMIT)),
+            KeptParams::Text(_)
+        ));
+        assert!(smaller_than(None, 1));
     }
 }

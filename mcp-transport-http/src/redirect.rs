@@ -130,7 +130,6 @@ where
     S::Error: Into<BoxError>,
 {
     let (parts, body) = request.into_parts();
-    let origin = Origin::of(&parts.uri);
     let again = body.replay();
     let mut first = Some(body);
     let mut uri = parts.uri.clone();
@@ -139,7 +138,12 @@ where
         let body = first.take().unwrap_or_else(|| again.replay());
         let request = hop(&parts, uri.clone(), body);
         let response = inner.clone().oneshot(request).await.map_err(Into::into)?;
+        // Nearly every answer is not a redirect: nothing more to work out.
+        if !response.status().is_redirection() {
+            return Ok(response);
+        }
         let location = response.headers().get(LOCATION);
+        let origin = Origin::of(&parts.uri);
         match next_hop(
             response.status(),
             location,

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use super::attempt;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::in_flight::target_of;
-use crate::kept_params::{COPY_FOR_RETRY_LIMIT, KeptParams, smaller_than};
+use crate::kept_params::{COPY_FOR_RETRY_LIMIT, KeptParams, size_below};
 use crate::mrtr::{InputRound, Outcome, fulfil, retry_params};
 use crate::options::CallOptions;
 use crate::session::Session;
@@ -50,11 +50,14 @@ pub(crate) async fn until_complete(
     // a handler), else only for params small enough to copy for nothing (a
     // round that carries only the server's state is rare; large arguments
     // are not doubled for it).
-    let may_ask = session.version().era() == Era::Modern
-        && (session.config.handlers.any()
-            || options.handlers.any()
-            || smaller_than(Some(&params), COPY_FOR_RETRY_LIMIT));
-    let original = may_ask.then(|| KeptParams::of(&params));
+    let modern = session.version().era() == Era::Modern;
+    // One walk serves both questions: whether to copy, and in which form.
+    let size = modern
+        .then(|| size_below(&params, COPY_FOR_RETRY_LIMIT))
+        .flatten();
+    let may_ask =
+        modern && (session.config.handlers.any() || options.handlers.any() || size.is_some());
+    let original = may_ask.then(|| KeptParams::sized(&params, size));
     let mut current = params;
     let mut round = 0;
     while round < session.config.max_rounds {

@@ -283,7 +283,7 @@ impl Shared {
         if let Ok(v) = HeaderValue::try_from(last_id) {
             headers.insert(HeaderName::from_static("last-event-id"), v);
         }
-        let response = self.send(Method::GET, &headers, Bytes::new(), None).await?;
+        let response = self.send(Method::GET, headers, Bytes::new(), None).await?;
         let status = response.status();
         if !status.is_success() {
             let cause = format!("resuming the stream failed with HTTP {}", status.as_u16());

@@ -66,7 +66,7 @@ impl Shared {
         let (headers, _) = self.message_headers(message, None, extra);
         let body = Bytes::from(serde_json::to_vec(message).unwrap_or_default());
         let response = self
-            .send_to(endpoint, Method::POST, &headers, body, taken)
+            .send_to(endpoint, Method::POST, headers, body, taken)
             .await?;
         if response.status().is_success() {
             Ok(())
@@ -106,7 +106,7 @@ impl Shared {
         let mut headers = self.config.headers.clone();
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         let response = self
-            .send(Method::GET, &headers, Bytes::new(), None)
+            .send(Method::GET, headers, Bytes::new(), None)
             .await
             .ok()?;
         let sse = content_type(response.headers()).as_deref() == Some("text/event-stream");

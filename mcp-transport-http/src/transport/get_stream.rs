@@ -126,7 +126,7 @@ impl Shared {
         }
         tokio::time::timeout(
             GET_HEAD_TIMEOUT,
-            self.send(Method::GET, &headers, Bytes::new(), None),
+            self.send(Method::GET, headers, Bytes::new(), None),
         )
         .await
         .unwrap_or_else(|_| {

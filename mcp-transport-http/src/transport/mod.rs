@@ -564,7 +564,7 @@ impl Shared {
         }
         match tokio::time::timeout(
             self.config.close_timeout,
-            self.send(Method::DELETE, &headers, Bytes::new(), None),
+            self.send(Method::DELETE, headers, Bytes::new(), None),
         )
         .await
         {

@@ -17,7 +17,7 @@ pub(super) async fn exchange(shared: &Arc<Shared>, out: Outgoing) -> Result<(), 
     };
     let initialize = request.method == INITIALIZE;
     let response = shared
-        .post_request(&out.message, out.shared.as_ref(), &out.headers, out.taken)
+        .post_request(&out.message, out.shared.as_ref(), out.headers, out.taken)
         .await?;
     shared.note_initialize_answer(&response, initialize);
     let _ = out.head.send(());

@@ -100,7 +100,7 @@ impl Shared {
         &self,
         message: &Message,
         shared: Option<&SharedMeta>,
-        headers: &HeaderMap,
+        headers: HeaderMap,
         taken: oneshot::Sender<bool>,
     ) -> Result<http::Response<ResponseBody>, TransportError> {
         let body = match (message, shared) {
@@ -121,7 +121,7 @@ impl Shared {
     pub(super) async fn send(
         &self,
         method: Method,
-        headers: &HeaderMap,
+        headers: HeaderMap,
         body: Bytes,
         taken: Option<oneshot::Sender<bool>>,
     ) -> Result<http::Response<ResponseBody>, TransportError> {
@@ -135,7 +135,7 @@ impl Shared {
         &self,
         url: Uri,
         method: Method,
-        headers: &HeaderMap,
+        headers: HeaderMap,
         body: Bytes,
         taken: Option<oneshot::Sender<bool>>,
     ) -> Result<http::Response<ResponseBody>, TransportError> {
@@ -152,7 +152,7 @@ impl Shared {
         let mut request = http::Request::new(body);
         *request.method_mut() = method;
         *request.uri_mut() = url;
-        *request.headers_mut() = headers.clone();
+        *request.headers_mut() = headers;
         if self.config.authorized {
             // A challenge's answer holds this connection's timers still.
             request

@@ -329,7 +329,7 @@ impl Shared {
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
         let sent = tokio::time::timeout(
             self.config.notification_timeout,
-            self.send(Method::POST, &headers, body, None),
+            self.send(Method::POST, headers, body, None),
         )
         .await;
         match sent {
