@@ -65,6 +65,11 @@ impl Fired {
         self.0.keys().any(|s| s.fails())
     }
 
+    /// Whether any firing was SKIPPED.
+    pub(super) fn skipped(&self) -> bool {
+        self.0.contains_key(&Status::Skipped)
+    }
+
     /// Each status and its count, best first.
     pub(super) fn counts(&self) -> impl Iterator<Item = (Status, usize)> + '_ {
         self.0.iter().map(|(s, n)| (*s, *n))
