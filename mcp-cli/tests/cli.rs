@@ -270,7 +270,10 @@ fn skills_list_get_and_read_verified() {
         assert_eq!(listed[1]["frontmatter"]["name"], "refunds", "{era}");
         let o = run(&["skills", "list"]);
         assert_code(&o, 0);
-        assert!(stdout(&o).contains("skill://acme/billing/refunds/SKILL.md"), "{era}");
+        assert!(
+            stdout(&o).contains("skill://acme/billing/refunds/SKILL.md"),
+            "{era}"
+        );
 
         let o = run(&["skills", "get", "skill://pdf-processing/SKILL.md"]);
         assert_code(&o, 0);
@@ -281,7 +284,10 @@ fn skills_list_get_and_read_verified() {
 
         let o = run(&["skills", "read", "skill://pdf-processing/SKILL.md"]);
         assert_code(&o, 0);
-        assert!(stdout(&o).starts_with("---\nname: pdf-processing\n"), "{era}");
+        assert!(
+            stdout(&o).starts_with("---\nname: pdf-processing\n"),
+            "{era}"
+        );
         let o = run(&[
             "skills",
             "read",

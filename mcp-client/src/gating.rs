@@ -111,10 +111,13 @@ mod tests {
     #[test]
     fn directory_read_needs_its_setting_even_unenforced() {
         let v = ProtocolVersion::V2025_11_25;
-        let skills = ServerCapabilities::new().with_extension(mcp_protocol::types::SKILLS_EXTENSION);
+        let skills =
+            ServerCapabilities::new().with_extension(mcp_protocol::types::SKILLS_EXTENSION);
         let read = methods::RESOURCES_DIRECTORY_READ;
         assert!(check_always_enforced(read, &v, &skills).is_err());
-        assert!(check_always_enforced(methods::SKILLS_LIST, &v, &ServerCapabilities::new()).is_ok());
+        assert!(
+            check_always_enforced(methods::SKILLS_LIST, &v, &ServerCapabilities::new()).is_ok()
+        );
         assert!(check_capability(methods::SKILLS_LIST, &v, &ServerCapabilities::new()).is_err());
         assert!(check_capability(methods::SKILLS_GET, &v, &skills).is_ok());
         let with: ServerCapabilities = serde_json::from_value(serde_json::json!({

@@ -78,7 +78,8 @@ fn serve(state: Arc<Mutex<Skills>>) -> Arc<FnServer> {
         } else {
             json!({})
         };
-        let caps = json!({"resources": {}, "extensions": {"io.modelcontextprotocol/skills": settings}});
+        let caps =
+            json!({"resources": {}, "extensions": {"io.modelcontextprotocol/skills": settings}});
         // A legacy client keeps `resultType` as a member it does not know.
         let complete = |mut v: Value| {
             v["resultType"] = json!("complete");
@@ -125,7 +126,10 @@ fn serve(state: Arc<Mutex<Skills>>) -> Arc<FnServer> {
 }
 
 fn uri_of(r: &Request) -> String {
-    r.params.as_ref().unwrap()["uri"].as_str().unwrap().to_owned()
+    r.params.as_ref().unwrap()["uri"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 async fn connect(era: EraMode, server: &Arc<FnServer>) -> Client {
@@ -180,10 +184,20 @@ async fn nothing_is_fetched_before_need_and_verified_files_are_kept() {
 
         // Kept while the digest matches: neither file is fetched again.
         skill.read(FORMS).await.unwrap();
-        client.skill_loader("pdf-server").cache(cache.clone()).load(&entry).await.unwrap();
+        client
+            .skill_loader("pdf-server")
+            .cache(cache.clone())
+            .load(&entry)
+            .await
+            .unwrap();
         assert_eq!(reads(&server).len(), 2, "{era:?}: served from the cache");
         // Another origin has a copy of its own.
-        client.skill_loader("another").cache(cache.clone()).load(&entry).await.unwrap();
+        client
+            .skill_loader("another")
+            .cache(cache.clone())
+            .load(&entry)
+            .await
+            .unwrap();
         assert_eq!(reads(&server).len(), 3, "{era:?}: keyed by origin too");
         assert!(matches!(
             skill.read("../other/SKILL.md").await,
@@ -195,12 +209,15 @@ async fn nothing_is_fetched_before_need_and_verified_files_are_kept() {
 
 #[tokio::test]
 async fn skills_list_is_cached_for_its_ttl_in_2026() {
-    let server = serve(Arc::new(Mutex::new(Skills::honest(SKILL_MD))),
-    );
+    let server = serve(Arc::new(Mutex::new(Skills::honest(SKILL_MD))));
     let client = connect(EraMode::Modern, &server).await;
     client.list_skills().await.unwrap();
     client.list_skills().await.unwrap();
-    assert_eq!(count(&server, "skills/list"), 1, "the second is served fresh");
+    assert_eq!(
+        count(&server, "skills/list"),
+        1,
+        "the second is served fresh"
+    );
 }
 
 /// Loads the listed skill with `served` put in place of its SKILL.md, and
@@ -277,7 +294,11 @@ async fn an_unlisted_file_is_refused_unread() {
             matches!(&error, SkillError::Unlisted { uri } if uri == new),
             "{era:?}: {error}"
         );
-        assert_eq!(reads(&server), [SKILL], "{era:?}: the unlisted file is never read");
+        assert_eq!(
+            reads(&server),
+            [SKILL],
+            "{era:?}: the unlisted file is never read"
+        );
     }
 }
 
@@ -340,11 +361,9 @@ async fn directory_reads_need_directory_read() {
 
 #[tokio::test]
 async fn two_servers_skills_of_one_name_stay_apart_in_the_host() {
-    let one = serve(Arc::new(Mutex::new(Skills::honest(SKILL_MD))),
-    );
+    let one = serve(Arc::new(Mutex::new(Skills::honest(SKILL_MD))));
     let other_md = SKILL_MD.replace("Read [the forms]", "Fill [the forms]");
-    let two = serve(Arc::new(Mutex::new(Skills::honest(&other_md))),
-    );
+    let two = serve(Arc::new(Mutex::new(Skills::honest(&other_md))));
     let host = Host::builder()
         .server("one", FnConnector(one.clone()))
         .server("two", FnConnector(two.clone()))
@@ -357,9 +376,15 @@ async fn two_servers_skills_of_one_name_stay_apart_in_the_host() {
         .collect();
     assert_eq!(
         names,
-        [("one__pdf-processing", "one"), ("two__pdf-processing", "two")]
+        [
+            ("one__pdf-processing", "one"),
+            ("two__pdf-processing", "two")
+        ]
     );
-    assert!(reads(&one).is_empty() && reads(&two).is_empty(), "listing reads nothing");
+    assert!(
+        reads(&one).is_empty() && reads(&two).is_empty(),
+        "listing reads nothing"
+    );
     let first = host.load_skill("one__pdf-processing").await.unwrap();
     let second = host.load_skill("two__pdf-processing").await.unwrap();
     assert_eq!((first.origin(), second.origin()), ("one", "two"));
@@ -367,7 +392,13 @@ async fn two_servers_skills_of_one_name_stay_apart_in_the_host() {
     assert_eq!(second.text(), other_md);
     // One cache, two copies of one URI: keyed by server and URI.
     assert_eq!(host.skill_cache().len(), 2);
-    assert_eq!((reads(&one), reads(&two)), (vec![SKILL.to_owned()], vec![SKILL.to_owned()]));
-    assert!(host.load_skill("pdf-processing").await.is_err(), "no bare name");
+    assert_eq!(
+        (reads(&one), reads(&two)),
+        (vec![SKILL.to_owned()], vec![SKILL.to_owned()])
+    );
+    assert!(
+        host.load_skill("pdf-processing").await.is_err(),
+        "no bare name"
+    );
     host.close().await;
 }

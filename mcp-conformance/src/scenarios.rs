@@ -153,7 +153,11 @@ async fn load_skills(client: &Client) -> Flow {
         let files = entry.resources.files().unwrap_or_default();
         for file in files.iter().filter(|f| f.uri != entry.uri) {
             let read = skill.read(&file.uri).await?;
-            eprintln!("mcp-conformance-client: read {} ({} bytes)", read.uri, read.bytes.len());
+            eprintln!(
+                "mcp-conformance-client: read {} ({} bytes)",
+                read.uri,
+                read.bytes.len()
+            );
         }
     }
     Ok(())

@@ -291,7 +291,11 @@ impl FakeConfig {
     /// let config = FakeConfig::legacy().with_skills(demo_skills(), true);
     /// assert_eq!(config.capabilities["extensions"]["io.modelcontextprotocol/skills"]["directoryRead"], true);
     /// ```
-    pub fn with_skills(mut self, skills: Vec<crate::FakeSkill>, directory_read: bool) -> FakeConfig {
+    pub fn with_skills(
+        mut self,
+        skills: Vec<crate::FakeSkill>,
+        directory_read: bool,
+    ) -> FakeConfig {
         self.content.skills.extend(skills);
         let settings = if directory_read {
             json!({"directoryRead": true})

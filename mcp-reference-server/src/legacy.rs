@@ -7,8 +7,8 @@ use mcp_protocol::{ErrorObject, Request};
 use serde_json::{Value, json};
 
 use super::catalog;
-use super::skills;
 use super::config::{DiscoverAnswer, Knob};
+use super::skills;
 use mcp_protocol::error_codes::{INVALID_PARAMS, INVALID_REQUEST};
 
 use super::errors::{SERVER_ERROR, invalid_params, method_not_found};

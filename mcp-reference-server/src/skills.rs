@@ -4,9 +4,9 @@
 //! when [`FakeConfig::with_skills`](crate::FakeConfig::with_skills) adds
 //! skills (the binary: `--skills`), which declares the extension.
 
+use mcp_protocol::ErrorObject;
 use mcp_protocol::error_codes::INVALID_PARAMS;
 use mcp_protocol::methods;
-use mcp_protocol::ErrorObject;
 use mcp_protocol::types::{DIRECTORY_MIME_TYPE, SKILLS_EXTENSION};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -130,7 +130,11 @@ pub(crate) fn is_skills_method(method: &str) -> bool {
 
 /// Answers a method of the extension: method not found when the server
 /// does not declare it (or, for directory reads, `directoryRead`).
-pub(crate) fn handle(session: &Session, method: &str, params: &Value) -> Result<Value, ErrorObject> {
+pub(crate) fn handle(
+    session: &Session,
+    method: &str,
+    params: &Value,
+) -> Result<Value, ErrorObject> {
     let config = session.config();
     let settings = config
         .capabilities
@@ -141,9 +145,14 @@ pub(crate) fn handle(session: &Session, method: &str, params: &Value) -> Result<
     };
     let skills = &config.content.skills;
     match method {
-        methods::SKILLS_LIST => Ok(json!({"skills": skills.iter().map(FakeSkill::entry).collect::<Vec<_>>()})),
+        methods::SKILLS_LIST => {
+            Ok(json!({"skills": skills.iter().map(FakeSkill::entry).collect::<Vec<_>>()}))
+        }
         methods::SKILLS_GET => {
-            let uri = params.get("uri").and_then(Value::as_str).unwrap_or_default();
+            let uri = params
+                .get("uri")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             match skills.iter().find(|s| s.uri() == uri) {
                 Some(skill) => Ok(json!({"skill": skill.entry()})),
                 None => Err(invalid_params(format!("Unknown skill: {uri}"))),
@@ -156,9 +165,14 @@ pub(crate) fn handle(session: &Session, method: &str, params: &Value) -> Result<
 
 /// `resources/directory/read`: the direct children of a skill's directory.
 fn read_directory(skills: &[FakeSkill], params: &Value) -> Result<Value, ErrorObject> {
-    let uri = params.get("uri").and_then(Value::as_str).unwrap_or_default();
-    let not_a_directory =
-        || ErrorObject::new(INVALID_PARAMS, format!("Not a directory: {uri}")).with_data(json!({"uri": uri}));
+    let uri = params
+        .get("uri")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let not_a_directory = || {
+        ErrorObject::new(INVALID_PARAMS, format!("Not a directory: {uri}"))
+            .with_data(json!({"uri": uri}))
+    };
     let (skill, dir) = skills
         .iter()
         .find_map(|s| {
@@ -200,9 +214,9 @@ pub(crate) fn read(session: &Session, uri: &str) -> Option<Value> {
     let config = session.config();
     config.content.skills.iter().find_map(|skill| {
         skill.files.iter().find_map(|(path, text)| {
-            (skill.file_uri(path) == uri).then(|| {
-                json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]})
-            })
+            (skill.file_uri(path) == uri).then(
+                || json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}),
+            )
         })
     })
 }
@@ -239,7 +253,10 @@ mod tests {
             .collect();
         assert_eq!(names, ["SKILL.md", "references", "templates"]);
         let templates = read("skill://pdf-processing/templates").unwrap();
-        assert_eq!(templates["resources"][0]["uri"], "skill://pdf-processing/templates/invoice.md");
+        assert_eq!(
+            templates["resources"][0]["uri"],
+            "skill://pdf-processing/templates/invoice.md"
+        );
         assert!(read("skill://pdf-processing/nothing").is_err());
         assert!(read("skill://unknown").is_err());
     }

@@ -127,7 +127,9 @@ async fn load(ctx: &Ctx, uri: &str) -> Result<LoadedSkill, Failure> {
     match loader.load_uri(uri).await {
         Ok(skill) => Ok(skill),
         Err(SkillError::Changed { entry, cause }) => {
-            eprintln!("mcp: the skill changed on the server while loading ({cause}); loading its new entry");
+            eprintln!(
+                "mcp: the skill changed on the server while loading ({cause}); loading its new entry"
+            );
             loader.load(&entry).await.map_err(failure)
         }
         Err(e) => Err(failure(e)),
@@ -137,10 +139,13 @@ async fn load(ctx: &Ctx, uri: &str) -> Result<LoadedSkill, Failure> {
 fn failure(error: SkillError) -> Failure {
     match error {
         SkillError::Client(e) => Failure::from(e),
-        e if e.is_verification_failure() => {
-            Failure::new(Kind::Server, format!("verification failed: {e}"))
-                .hint("nothing of what failed is shown; the server's content does not match its skill entry")
-        }
+        e if e.is_verification_failure() => Failure::new(
+            Kind::Server,
+            format!("verification failed: {e}"),
+        )
+        .hint(
+            "nothing of what failed is shown; the server's content does not match its skill entry",
+        ),
         e => Failure::new(Kind::Server, e.to_string()),
     }
 }

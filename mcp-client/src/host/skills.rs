@@ -74,11 +74,7 @@ impl Host {
             .zip(&names)
             .map(|((server, entry), name)| (name.clone(), (server.clone(), entry.clone())))
             .collect();
-        *self
-            .inner
-            .skills
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = routes;
+        *self.inner.skills.write().unwrap_or_else(|p| p.into_inner()) = routes;
         listed
             .into_iter()
             .zip(names)
@@ -171,14 +167,25 @@ mod tests {
     #[test]
     fn names_collide_within_a_server_by_path() {
         let listed = vec![
-            ("a".to_owned(), entry("skill://acme/billing/refunds/SKILL.md", "refunds")),
-            ("a".to_owned(), entry("skill://acme/support/refunds/SKILL.md", "refunds")),
+            (
+                "a".to_owned(),
+                entry("skill://acme/billing/refunds/SKILL.md", "refunds"),
+            ),
+            (
+                "a".to_owned(),
+                entry("skill://acme/support/refunds/SKILL.md", "refunds"),
+            ),
             ("a".to_owned(), entry("skill://git/SKILL.md", "git")),
             ("b".to_owned(), entry("skill://refunds/SKILL.md", "refunds")),
         ];
         assert_eq!(
             own_names(&listed),
-            ["acme.billing.refunds", "acme.support.refunds", "git", "refunds"]
+            [
+                "acme.billing.refunds",
+                "acme.support.refunds",
+                "git",
+                "refunds"
+            ]
         );
     }
 }

@@ -187,9 +187,15 @@ mod tests {
         cache.get("a", "1", "d");
         cache.put("a", "3", "d", Arc::from(&[0u8; 4][..]));
         assert!(cache.get("a", "1", "d").is_some());
-        assert!(cache.get("a", "2", "d").is_none(), "the least recently used went");
+        assert!(
+            cache.get("a", "2", "d").is_none(),
+            "the least recently used went"
+        );
         cache.put("a", "big", "d", Arc::from(&[0u8; 11][..]));
-        assert!(cache.get("a", "big", "d").is_none(), "larger than the bound");
+        assert!(
+            cache.get("a", "big", "d").is_none(),
+            "larger than the bound"
+        );
         assert!(SkillCache::with_limit(0).is_empty());
     }
 }

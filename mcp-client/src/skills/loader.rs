@@ -168,7 +168,12 @@ impl SkillLoader {
             SkillResources::Listed(files) => check_files(uri, root, files)?,
             SkillResources::Dynamic if self.allow_dynamic => {}
             SkillResources::Dynamic => return Err(SkillError::Dynamic { uri: uri.clone() }),
-            _ => return Err(SkillError::invalid(uri, "its resources are neither a list nor \"dynamic\"")),
+            _ => {
+                return Err(SkillError::invalid(
+                    uri,
+                    "its resources are neither a list nor \"dynamic\"",
+                ));
+            }
         }
         Ok(root.to_owned())
     }
@@ -178,11 +183,11 @@ impl SkillLoader {
     /// cache) and checked.
     async fn fetch(&self, entry: &SkillEntry, uri: &str) -> Result<Arc<[u8]>, SkillError> {
         let file = match &entry.resources {
-            SkillResources::Listed(_) => Some(
-                entry
-                    .file(uri)
-                    .ok_or_else(|| SkillError::Unlisted { uri: uri.to_owned() })?,
-            ),
+            SkillResources::Listed(_) => {
+                Some(entry.file(uri).ok_or_else(|| SkillError::Unlisted {
+                    uri: uri.to_owned(),
+                })?)
+            }
             _ => None,
         };
         if let Some(file) = file
@@ -198,7 +203,8 @@ impl SkillLoader {
         let bytes: Arc<[u8]> = bytes_of(uri, read)?.into();
         if let Some(file) = file {
             verify::check_file(file, &bytes).map_err(|m| SkillError::mismatch(uri, m))?;
-            self.cache.put(&self.origin, uri, &file.digest, Arc::clone(&bytes));
+            self.cache
+                .put(&self.origin, uri, &file.digest, Arc::clone(&bytes));
         }
         Ok(bytes)
     }
@@ -210,7 +216,9 @@ impl SkillLoader {
             return failure;
         }
         match self.client.get_skill(&entry.uri).await {
-            Ok(fresh) if fresh.resources != entry.resources || fresh.frontmatter != entry.frontmatter => {
+            Ok(fresh)
+                if fresh.resources != entry.resources || fresh.frontmatter != entry.frontmatter =>
+            {
                 SkillError::Changed {
                     entry: Box::new(fresh),
                     cause: Box::new(failure),
@@ -229,7 +237,10 @@ impl SkillLoader {
 /// the `SKILL.md` itself among them.
 fn check_files(uri: &str, root: &str, files: &[SkillFile]) -> Result<(), SkillError> {
     if !files.iter().any(|f| f.uri == uri) {
-        return Err(SkillError::invalid(uri, "its resources do not list its own SKILL.md"));
+        return Err(SkillError::invalid(
+            uri,
+            "its resources do not list its own SKILL.md",
+        ));
     }
     for file in files {
         if !mcp_protocol::types::skills::digest_is_well_formed(&file.digest) {

@@ -109,7 +109,9 @@ fn to_json(node: Yaml) -> Result<Value, String> {
             // `.inf`, `.nan`: no JSON number holds them.
             None => Value::String(text),
         },
-        Yaml::Array(items) => Value::Array(items.into_iter().map(to_json).collect::<Result<_, _>>()?),
+        Yaml::Array(items) => {
+            Value::Array(items.into_iter().map(to_json).collect::<Result<_, _>>()?)
+        }
         Yaml::Hash(hash) => {
             let mut map = Map::new();
             for (key, value) in hash {
@@ -259,8 +261,14 @@ mod tests {
             parse_frontmatter("---\n- a\n---\n"),
             Err(FrontmatterProblem::Unreadable(_))
         ));
-        assert_eq!(frontmatter_text("---\r\nname: a\r\n---\r\n"), Some("name: a\r\n"));
-        assert_eq!(split_frontmatter("---\nname: a\n---\nBody\n"), Some(("name: a\n", "Body\n")));
+        assert_eq!(
+            frontmatter_text("---\r\nname: a\r\n---\r\n"),
+            Some("name: a\r\n")
+        );
+        assert_eq!(
+            split_frontmatter("---\nname: a\n---\nBody\n"),
+            Some(("name: a\n", "Body\n"))
+        );
     }
 
     #[test]
@@ -273,7 +281,9 @@ mod tests {
             compare_frontmatter(&entry, &changed),
             Err(FrontmatterProblem::Field { field, .. }) if field == "description"
         ));
-        let extra = object(json!({"name": "a", "description": "d", "metadata": {"v": 1}, "allowed-tools": "Bash"}));
+        let extra = object(
+            json!({"name": "a", "description": "d", "metadata": {"v": 1}, "allowed-tools": "Bash"}),
+        );
         assert!(matches!(
             compare_frontmatter(&entry, &extra),
             Err(FrontmatterProblem::Field { field, .. }) if field == "allowed-tools"

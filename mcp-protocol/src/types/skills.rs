@@ -340,7 +340,10 @@ pub type ReadDirectoryResult = super::resources::ListResourcesResult;
 /// ```
 pub fn digest_is_well_formed(digest: &str) -> bool {
     digest.strip_prefix("sha256:").is_some_and(|hex| {
-        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     })
 }
 
@@ -379,7 +382,9 @@ mod tests {
         let missing: SkillEntry =
             serde_json::from_value(serde_json::json!({"uri": "skill://a/SKILL.md"})).unwrap();
         assert_eq!(missing.resources, SkillResources::Invalid(Value::Null));
-        let listed = entry(serde_json::json!([{"uri": "skill://a/SKILL.md", "digest": "sha256:x", "size": 3}]));
+        let listed = entry(
+            serde_json::json!([{"uri": "skill://a/SKILL.md", "digest": "sha256:x", "size": 3}]),
+        );
         assert_eq!(listed.file("skill://a/SKILL.md").unwrap().size, Some(3));
         // The round trip keeps every form as it came.
         let back = serde_json::to_value(&listed).unwrap();
@@ -399,7 +404,11 @@ mod tests {
         );
         assert_eq!(e.root(), Some("skill://git-workflow"));
         assert_eq!(e.path(), Some("git-workflow"));
-        let odd = SkillEntry::new("skill://x/README.md", JsonObject::new(), SkillResources::Dynamic);
+        let odd = SkillEntry::new(
+            "skill://x/README.md",
+            JsonObject::new(),
+            SkillResources::Dynamic,
+        );
         assert_eq!(odd.root(), None);
     }
 

@@ -165,7 +165,9 @@ pub(super) fn run_leg(
         let checks = again.get(scenario).cloned().unwrap_or_default();
         let strict = leg.strict.contains(scenario);
         let passed = !checks.is_empty()
-            && !checks.values().any(|f| f.fails() || (strict && f.skipped()));
+            && !checks
+                .values()
+                .any(|f| f.fails() || (strict && f.skipped()));
         reran.push((scenario.clone(), passed));
         if !checks.is_empty() {
             results.insert(scenario.clone(), checks);
