@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::Paths;
-use super::results::{Results, Verdict, read_results, verdict};
+use super::results::{Results, Verdict, read_results, strict, verdict};
 use crate::Result;
 use crate::interop::output_within;
 
@@ -182,19 +182,9 @@ pub(super) fn run_leg(
     })
 }
 
-/// The baseline verdict, and for the leg's strict scenarios: one with a
-/// SKIPPED check, or with no results at all, is unexpected too.
-fn strict_verdict(leg: &Leg, results: &Results, mut verdict: Verdict) -> Verdict {
-    for scenario in &leg.strict {
-        let short = match results.get(scenario) {
-            None => true,
-            Some(checks) => checks.is_empty() || checks.values().any(|f| f.skipped()),
-        };
-        if short && !verdict.unexpected.contains(scenario) {
-            verdict.unexpected.push(scenario.clone());
-        }
-    }
-    verdict
+/// The baseline verdict, and [`strict`] for the leg's strict scenarios.
+fn strict_verdict(leg: &Leg, results: &Results, verdict: Verdict) -> Verdict {
+    strict(results, &leg.strict, verdict)
 }
 
 /// One `conformance client` run into `dir` (emptied first); its output
