@@ -165,6 +165,10 @@ pub(crate) enum Command {
     /// List or get prompts.
     #[command(subcommand)]
     Prompts(PromptsCommand),
+    /// List, describe and read skills (the Skills extension, SEP-2640),
+    /// every file read verified against the skill's entry.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
     /// Ask for completions of a prompt's or a resource template's argument.
     Complete(CompleteArgs),
     /// Check that the server answers (ping; server/discover in modern).
@@ -213,6 +217,28 @@ pub(crate) enum ResourcesCommand {
     Read {
         /// The resource's URI.
         uri: String,
+    },
+}
+
+/// `mcp skills …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SkillsCommand {
+    /// List every skill the server lists (no skill file is fetched).
+    List,
+    /// Show a skill's entry (skills/get): its frontmatter and its files
+    /// with their sizes and digests.
+    Get {
+        /// The URI of the skill's SKILL.md.
+        uri: String,
+    },
+    /// Load a skill and print its SKILL.md, or one of its files, each
+    /// verified against the skill's entry (digest, size, frontmatter).
+    Read {
+        /// The URI of the skill's SKILL.md.
+        uri: String,
+        /// A file of the skill, relative to its root
+        /// (`references/GUIDE.md`) or as a full URI.
+        file: Option<String>,
     },
 }
 

@@ -42,8 +42,10 @@
 //!
 //! Commands: `inspect` (the default), `tools list`, `tools call NAME
 //! [KEY=VALUE…] [--args JSON]`, `resources list|templates|read URI`,
-//! `prompts list|get NAME [KEY=VALUE…]`, `complete prompt|resource REF
-//! ARGUMENT [VALUE]`, `ping`, `watch`.
+//! `prompts list|get NAME [KEY=VALUE…]`, `skills list|get URI|read URI
+//! [FILE]` (the Skills extension; `read` verifies what it prints against
+//! the skill's entry), `complete prompt|resource REF ARGUMENT [VALUE]`,
+//! `ping`, `watch`.
 //!
 //! # Output
 //!

@@ -258,6 +258,61 @@ fn resources_list_templates_and_read() {
 }
 
 #[test]
+fn skills_list_get_and_read_verified() {
+    let server = server();
+    for era in ["legacy", "modern"] {
+        let skills = ["--", server.as_str(), "--era", era, "--skills"];
+        let run = |args: &[&str]| mcp(&[args, &skills[..]].concat());
+        let o = run(&["--json", "skills", "list"]);
+        assert_code(&o, 0);
+        let listed = json(&o)["skills"].clone();
+        assert_eq!(listed[0]["uri"], "skill://pdf-processing/SKILL.md", "{era}");
+        assert_eq!(listed[1]["frontmatter"]["name"], "refunds", "{era}");
+        let o = run(&["skills", "list"]);
+        assert_code(&o, 0);
+        assert!(
+            stdout(&o).contains("skill://acme/billing/refunds/SKILL.md"),
+            "{era}"
+        );
+
+        let o = run(&["skills", "get", "skill://pdf-processing/SKILL.md"]);
+        assert_code(&o, 0);
+        assert!(stdout(&o).contains("references/FORMS.md"), "{era}");
+        assert!(stdout(&o).contains("sha256:"), "{era}");
+        let o = run(&["skills", "get", "skill://nothing/SKILL.md"]);
+        assert_code(&o, 1);
+
+        let o = run(&["skills", "read", "skill://pdf-processing/SKILL.md"]);
+        assert_code(&o, 0);
+        assert!(
+            stdout(&o).starts_with("---\nname: pdf-processing\n"),
+            "{era}"
+        );
+        let o = run(&[
+            "skills",
+            "read",
+            "skill://pdf-processing/SKILL.md",
+            "references/FORMS.md",
+        ]);
+        assert_code(&o, 0);
+        assert_eq!(stdout(&o), "# Forms\n\nEvery field, in order.\n", "{era}");
+        let o = run(&[
+            "--json",
+            "skills",
+            "read",
+            "skill://pdf-processing/SKILL.md",
+            "references/NOT-LISTED.md",
+        ]);
+        assert_code(&o, 1);
+        assert!(stderr(&o).contains("not listed"), "{era}: {}", stderr(&o));
+    }
+    // A server without the extension says so.
+    let o = mcp(&["skills", "list"]);
+    assert_code(&o, 1);
+    assert!(stderr(&o).contains("Skills extension"), "{}", stderr(&o));
+}
+
+#[test]
 fn prompts_list_and_get() {
     let o = mcp(&["prompts", "list"]);
     assert_code(&o, 0);

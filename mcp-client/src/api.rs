@@ -429,7 +429,7 @@ impl Client {
         }
     }
 
-    async fn paginate<R, T, F, Fut>(
+    pub(crate) async fn paginate<R, T, F, Fut>(
         &self,
         method: &str,
         mut fetch: F,

@@ -1,5 +1,6 @@
-//! The response cache: `server/discover`, the four list methods and
-//! `resources/read`, kept as the spec's caching page says.
+//! The response cache: `server/discover`, the four list methods,
+//! `resources/read` and the Skills extension's `skills/list`, kept as the
+//! spec's caching page says.
 //!
 //! - Modern results carry `ttlMs` and `cacheScope`; an entry is fresh while
 //!   `now < received + ttlMs`, and stale at once for 0 or absent.
@@ -42,6 +43,7 @@ pub(crate) enum Group {
     Prompts,
     Resources,
     Resource,
+    Skills,
 }
 
 impl Group {
@@ -65,6 +67,7 @@ impl Group {
             CacheGroup::Prompts => Group::Prompts,
             CacheGroup::Resources => Group::Resources,
             CacheGroup::Resource => Group::Resource,
+            CacheGroup::Skills => Group::Skills,
             // A group this client does not know is not cached.
             _ => return None,
         })
@@ -115,7 +118,7 @@ pub(crate) enum Lookup {
 /// A bounded cache of results. Shared by a client's clones.
 pub(crate) struct Cache {
     entries: Mutex<HashMap<Key, Entry>>,
-    generations: [AtomicU64; 5],
+    generations: [AtomicU64; 6],
     clock: AtomicU64,
     capacity: usize,
     max_entry_bytes: usize,

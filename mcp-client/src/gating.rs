@@ -44,6 +44,21 @@ pub(crate) fn check_capability(
     }
 }
 
+/// [`check_capability`] for the capabilities a client never sends
+/// without, even when told to send regardless of what the server
+/// advertised ([`ServerCapability::always_enforced`](mcp_protocol::methods::ServerCapability::always_enforced):
+/// `resources/directory/read` needs `directoryRead: true`).
+pub(crate) fn check_always_enforced(
+    method: &str,
+    version: &ProtocolVersion,
+    caps: &ServerCapabilities,
+) -> Result<(), ErrorKind> {
+    match facts(method).and_then(|f| f.server_capability) {
+        Some(need) if need.always_enforced() => check_capability(method, version, caps),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use mcp_protocol::methods;
@@ -91,6 +106,25 @@ mod tests {
         assert!(check_capability(methods::RESOURCES_READ, &v, &caps).is_ok());
         assert!(check_capability(methods::PROMPTS_GET, &v, &caps).is_err());
         assert!(check_capability("vendor/x", &v, &caps).is_ok());
+    }
+
+    #[test]
+    fn directory_read_needs_its_setting_even_unenforced() {
+        let v = ProtocolVersion::V2025_11_25;
+        let skills =
+            ServerCapabilities::new().with_extension(mcp_protocol::types::SKILLS_EXTENSION);
+        let read = methods::RESOURCES_DIRECTORY_READ;
+        assert!(check_always_enforced(read, &v, &skills).is_err());
+        assert!(
+            check_always_enforced(methods::SKILLS_LIST, &v, &ServerCapabilities::new()).is_ok()
+        );
+        assert!(check_capability(methods::SKILLS_LIST, &v, &ServerCapabilities::new()).is_err());
+        assert!(check_capability(methods::SKILLS_GET, &v, &skills).is_ok());
+        let with: ServerCapabilities = serde_json::from_value(serde_json::json!({
+            "extensions": {"io.modelcontextprotocol/skills": {"directoryRead": true}}
+        }))
+        .unwrap();
+        assert!(check_always_enforced(read, &v, &with).is_ok());
     }
 
     #[test]

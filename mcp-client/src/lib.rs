@@ -113,6 +113,7 @@ mod resend;
 mod restart_policy;
 mod server_requests;
 mod session;
+pub mod skills;
 pub mod subscriptions;
 mod supervision;
 pub mod tasks;

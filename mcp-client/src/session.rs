@@ -202,7 +202,7 @@ impl Session {
                 if self.config.enforce_server_capabilities {
                     gating::check_capability(method, &verdict.version, &verdict.capabilities)
                 } else {
-                    Ok(())
+                    gating::check_always_enforced(method, &verdict.version, &verdict.capabilities)
                 }
             })
         };

@@ -95,6 +95,14 @@ async fn flow(run: &Run, client: &Client) -> Flow {
             client.list_all_tools().await?;
         }
         "sep-2322-client-request-state" => request_state(client).await?,
+        // SEP-2640: list, and load nothing (no file may be fetched).
+        "sep-2640-client-no-prefetch" => {
+            let skills = client.list_all_skills().await?;
+            eprintln!("mcp-conformance-client: {} skill(s) listed", skills.len());
+        }
+        "sep-2640-client-verify-digest"
+        | "sep-2640-client-verify-size"
+        | "sep-2640-client-verify-frontmatter" => load_skills(client).await?,
         "http-standard-headers" => standard_headers(client).await?,
         "http-custom-headers" => {
             client.list_all_tools().await?;
@@ -124,6 +132,32 @@ async fn flow(run: &Run, client: &Client) -> Flow {
         _ => {
             client.list_all_tools().await?;
             call_each(client, &["test-tool"], json!({})).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Loads each listed skill through the verified loader, then reads each
+/// of its other files: a host acting on a skill. A skill that fails
+/// verification ends the flow with its error, before any of its files is
+/// read.
+async fn load_skills(client: &Client) -> Flow {
+    let loader = client.skill_loader("conformance-server");
+    for entry in client.list_all_skills().await? {
+        let skill = loader.load(&entry).await?;
+        eprintln!(
+            "mcp-conformance-client: loaded {} from {}",
+            skill.entry().uri,
+            skill.origin()
+        );
+        let files = entry.resources.files().unwrap_or_default();
+        for file in files.iter().filter(|f| f.uri != entry.uri) {
+            let read = skill.read(&file.uri).await?;
+            eprintln!(
+                "mcp-conformance-client: read {} ({} bytes)",
+                read.uri,
+                read.bytes.len()
+            );
         }
     }
     Ok(())

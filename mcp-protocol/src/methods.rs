@@ -62,6 +62,12 @@ pub const TASKS_LIST: &str = "tasks/list";
 pub const TASKS_CANCEL: &str = "tasks/cancel";
 /// `tasks/update` (the tasks extension).
 pub const TASKS_UPDATE: &str = "tasks/update";
+/// `skills/list` (the Skills extension, any revision).
+pub const SKILLS_LIST: &str = "skills/list";
+/// `skills/get` (the Skills extension, any revision).
+pub const SKILLS_GET: &str = "skills/get";
+/// `resources/directory/read` (the Skills extension's `directoryRead`).
+pub const RESOURCES_DIRECTORY_READ: &str = "resources/directory/read";
 
 /// `notifications/initialized` (legacy).
 pub const NOTIFICATION_INITIALIZED: &str = "notifications/initialized";
@@ -235,6 +241,13 @@ request_methods! {
     UpdateTask = TASKS_UPDATE, UpdateTaskParams => EmptyResult;
     /// `tasks/cancel` of the tasks extension (2026-07-28+).
     CancelExtensionTask = TASKS_CANCEL, TaskIdParams => EmptyResult;
+    /// `skills/list` (the Skills extension): a page of skill entries.
+    ListSkills = SKILLS_LIST, PaginatedRequestParams => ListSkillsResult [moved];
+    /// `skills/get` (the Skills extension): one skill's entry, by URI.
+    GetSkill = SKILLS_GET, GetSkillRequestParams => GetSkillResult;
+    /// `resources/directory/read` (the Skills extension's `directoryRead`):
+    /// a page of a directory resource's direct children.
+    ReadDirectory = RESOURCES_DIRECTORY_READ, ReadDirectoryRequestParams => ReadDirectoryResult [moved];
 }
 
 /// Whether sending the request `method` again is harmless when the server

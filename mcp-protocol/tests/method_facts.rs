@@ -1,7 +1,8 @@
 //! The facts table against the official schemas: every method of every
 //! revision's schema has a row, of the right kind, whose revisions hold
 //! that revision; and every row a revision holds is in its schema, but for
-//! the tasks extension's methods (not part of the 2026-07-28 schema).
+//! the tasks extension's methods (not part of the 2026-07-28 schema) and the
+//! Skills extension's (in no schema).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -45,6 +46,14 @@ const TASKS_EXTENSION: [&str; 4] = [
     methods::NOTIFICATION_TASKS_STATUS,
 ];
 
+/// Methods of the Skills extension (SEP-2640), off the spec's timeline:
+/// in no revision's schema, and sent in any revision.
+const SKILLS_EXTENSION: [&str; 3] = [
+    methods::SKILLS_LIST,
+    methods::SKILLS_GET,
+    methods::RESOURCES_DIRECTORY_READ,
+];
+
 #[test]
 fn every_schema_method_has_a_row_holding_its_revision() {
     for (file, version) in SCHEMAS {
@@ -72,7 +81,8 @@ fn every_row_a_revision_holds_is_in_its_schema() {
     for (file, version) in SCHEMAS {
         let found = schema_methods(file);
         for row in methods::all_facts() {
-            let extension = version.era() == Era::Modern && TASKS_EXTENSION.contains(&row.name);
+            let extension = (version.era() == Era::Modern && TASKS_EXTENSION.contains(&row.name))
+                || SKILLS_EXTENSION.contains(&row.name);
             if row.revisions.includes(&version) && !extension {
                 assert!(
                     found.contains_key(row.name),
@@ -123,6 +133,9 @@ fn the_request_types_carry_their_rows_facts() {
     check::<GetExtensionTask>();
     check::<UpdateTask>();
     check::<CancelExtensionTask>();
+    check::<ListSkills>();
+    check::<GetSkill>();
+    check::<ReadDirectory>();
     // The three that may ask for input, and what they name.
     let input: Vec<_> = methods::all_facts()
         .iter()

@@ -72,6 +72,9 @@ pub(crate) fn read(session: &Session, params: &Value, modern: bool) -> Result<Va
     if let Some(r) = session.state().resources.iter().find(|r| r.uri() == uri) {
         return Ok(json!({ "contents": [r.contents()] }));
     }
+    if let Some(file) = super::skills::read(session, uri) {
+        return Ok(file);
+    }
     for template in &session.config().content.templates {
         if let Some(value) = template.matches(uri) {
             let entry =

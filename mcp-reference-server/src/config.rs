@@ -280,6 +280,35 @@ impl FakeConfig {
         self
     }
 
+    /// Serves `skills` (the Skills extension, SEP-2640): declares
+    /// `io.modelcontextprotocol/skills` (with `directoryRead` when asked)
+    /// and answers `skills/list`, `skills/get`, `resources/read` of their
+    /// files and, with `directory_read`, `resources/directory/read`.
+    ///
+    /// ```
+    /// use mcp_reference_server::{FakeConfig, demo_skills};
+    ///
+    /// let config = FakeConfig::legacy().with_skills(demo_skills(), true);
+    /// assert_eq!(config.capabilities["extensions"]["io.modelcontextprotocol/skills"]["directoryRead"], true);
+    /// ```
+    pub fn with_skills(
+        mut self,
+        skills: Vec<crate::FakeSkill>,
+        directory_read: bool,
+    ) -> FakeConfig {
+        self.content.skills.extend(skills);
+        let settings = if directory_read {
+            json!({"directoryRead": true})
+        } else {
+            json!({})
+        };
+        if let Some(caps) = self.capabilities.as_object_mut() {
+            let extensions = caps.entry("extensions").or_insert_with(|| json!({}));
+            extensions[mcp_protocol::types::SKILLS_EXTENSION] = settings;
+        }
+        self
+    }
+
     /// Adds a misbehaviour.
     pub fn knob(mut self, knob: Knob) -> FakeConfig {
         self.knobs.push(knob);

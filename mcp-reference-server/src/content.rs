@@ -7,6 +7,7 @@ use super::entries::{
     FakePrompt, FakeResource, FakeTemplate, FakeTool, PromptArgument, ResourceBody, ToolBehavior,
 };
 use super::flow::InputRound;
+use super::skills::FakeSkill;
 
 /// Everything a fake server offers.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,6 +21,10 @@ pub struct Content {
     pub templates: Vec<FakeTemplate>,
     /// Prompts.
     pub prompts: Vec<FakePrompt>,
+    /// Skills (the Skills extension; none by default): served once
+    /// [`FakeConfig::with_skills`](crate::FakeConfig::with_skills) declares
+    /// the extension.
+    pub skills: Vec<FakeSkill>,
 }
 
 impl Content {
@@ -30,6 +35,7 @@ impl Content {
             resources: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
+            skills: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::catalog;
 use super::config::{DiscoverAnswer, Knob};
+use super::skills;
 use mcp_protocol::error_codes::{INVALID_PARAMS, INVALID_REQUEST};
 
 use super::errors::{SERVER_ERROR, invalid_params, method_not_found};
@@ -27,6 +28,8 @@ fn capability_of(method: &str) -> Option<Option<&'static str>> {
         methods::PROMPTS_LIST | methods::PROMPTS_GET => Some("prompts"),
         methods::LOGGING_SET_LEVEL => Some("logging"),
         methods::COMPLETION_COMPLETE => Some("completions"),
+        // The Skills extension: `skills::handle` checks its declaration.
+        m if skills::is_skills_method(m) => None,
         _ => return None,
     })
 }
@@ -72,6 +75,7 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
         methods::PROMPTS_GET => catalog::get_prompt(session, &params),
         methods::COMPLETION_COMPLETE => catalog::complete(session, &params),
         methods::LOGGING_SET_LEVEL => set_level(session, &params),
+        m if skills::is_skills_method(m) => skills::handle(session, m, &params),
         methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
             subscribe(session, method, &params)
         }

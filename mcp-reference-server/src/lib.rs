@@ -94,6 +94,7 @@ mod modern;
 mod outbound;
 mod server;
 mod session;
+mod skills;
 mod tools;
 
 pub use config::{
@@ -107,3 +108,4 @@ pub use entries::{
 pub use flow::{InputRequest, InputRound};
 pub use lines::{Ending, serve_lines, serve_stdio};
 pub use server::{FakeConnector, FakeServer};
+pub use skills::{FakeSkill, demo_skills};

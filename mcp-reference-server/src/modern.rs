@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use super::catalog;
 use super::errors::{invalid_params, method_not_found, unsupported_version};
 use super::session::{Reply, Session};
+use super::skills;
 use super::tools::{self, Ctx};
 
 /// The server capability each modern method needs (`None`: none), or
@@ -25,6 +26,8 @@ fn capability_of(method: &str) -> Option<Option<&'static str>> {
         }
         methods::PROMPTS_LIST | methods::PROMPTS_GET => Some("prompts"),
         methods::COMPLETION_COMPLETE => Some("completions"),
+        // The Skills extension: `skills::handle` checks its declaration.
+        m if skills::is_skills_method(m) => None,
         _ => return None,
     })
 }
@@ -66,7 +69,9 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     {
         return Reply::Now(Err(method_not_found(method)));
     }
-    let cacheable = method == methods::RESOURCES_READ || catalog::list_key(method).is_some();
+    let cacheable = method == methods::RESOURCES_READ
+        || method == methods::SKILLS_LIST
+        || catalog::list_key(method).is_some();
     let ctx = Ctx {
         session: session.clone(),
         modern: true,
@@ -96,6 +101,7 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
         methods::RESOURCES_READ => catalog::read(session, &params, true),
         methods::PROMPTS_GET => catalog::get_prompt(session, &params),
         methods::COMPLETION_COMPLETE => catalog::complete(session, &params),
+        m if skills::is_skills_method(m) => skills::handle(session, m, &params),
         list => catalog::list(session, list, &params),
     };
     Reply::Now(result.map(|v| decorate(session, v, cacheable)))

@@ -16,6 +16,7 @@ mod ping;
 mod prompts;
 mod resources;
 pub(crate) mod servers;
+mod skills;
 mod tools;
 mod watch;
 
@@ -61,6 +62,7 @@ pub(crate) async fn run(ctx: &Ctx, command: Option<Command>) -> Outcome {
         Command::Tools(c) => tools::run(ctx, c).await,
         Command::Resources(c) => resources::run(ctx, c).await,
         Command::Prompts(c) => prompts::run(ctx, c).await,
+        Command::Skills(c) => skills::run(ctx, c).await,
         Command::Complete(args) => complete::run(ctx, args).await,
         Command::Ping => ping::run(ctx).await,
         Command::Watch(args) => watch::run(ctx, args).await,

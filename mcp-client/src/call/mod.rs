@@ -95,6 +95,6 @@ fn lists_changes(caps: &ServerCapabilities, group: Group) -> bool {
         Group::Tools => caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true),
         Group::Prompts => caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true),
         Group::Resources => caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true),
-        Group::Discover | Group::Resource => false,
+        Group::Discover | Group::Resource | Group::Skills => false,
     }
 }

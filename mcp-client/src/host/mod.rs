@@ -1,5 +1,5 @@
 //! A host of many servers: named clients connected concurrently, one tool
-//! (and prompt, and resource) list across them with names that never
+//! (and prompt, resource and skill) list across them with names that never
 //! collide, each call routed to its server, and one stream of their
 //! change notifications, each tagged with its server.
 //!
@@ -33,6 +33,7 @@
 
 mod config;
 mod naming;
+mod skills;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -40,7 +41,7 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use mcp_protocol::types::{
-    CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool,
+    CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, SkillEntry, Tool,
 };
 use mcp_protocol::{Era, ProtocolVersion};
 use mcp_transport::Connector;
@@ -50,7 +51,9 @@ use tokio::time::Instant;
 
 pub use config::{ConfigError, ServerDefinition, ServersFile};
 pub use naming::{MAX_NAME, Naming};
+pub use skills::HostSkill;
 
+use crate::skills::SkillCache;
 use crate::{Client, ClientBuilder, ClientError, Result, ServerEvent};
 
 /// Where a server of the host stands.
@@ -187,6 +190,8 @@ impl HostBuilder {
             events,
             naming: self.naming,
             routes: RwLock::new(Routes::default()),
+            skills: RwLock::new(HashMap::new()),
+            skill_cache: SkillCache::new(),
         });
         let mut tasks = Vec::new();
         for (name, connector) in self.servers {
@@ -266,6 +271,10 @@ struct Inner {
     events: broadcast::Sender<HostEvent>,
     naming: Naming,
     routes: RwLock<Routes>,
+    /// Host-wide skill name to (server, the skill's entry).
+    skills: RwLock<HashMap<String, (String, SkillEntry)>>,
+    /// Verified skill files of every server, keyed by server and URI.
+    skill_cache: SkillCache,
 }
 
 impl Inner {

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::types::{ClientCapabilities, ServerCapabilities};
+use crate::types::{ClientCapabilities, ServerCapabilities, SkillsSettings};
 use crate::version::{Era, ProtocolVersion};
 
 /// The facts of one method (see [`facts`](super::facts())).
@@ -122,6 +122,13 @@ pub enum ServerCapability {
     Logging,
     /// `completions` (2025-03-26+).
     Completions,
+    /// The Skills extension (`io.modelcontextprotocol/skills` under
+    /// `extensions`), in any revision.
+    Skills,
+    /// The Skills extension with `directoryRead: true`. A client never
+    /// sends `resources/directory/read` without it, even when it sends other
+    /// requests regardless of capabilities ([`always_enforced`](Self::always_enforced)).
+    SkillsDirectoryRead,
 }
 
 impl ServerCapability {
@@ -134,7 +141,25 @@ impl ServerCapability {
             ServerCapability::ResourcesSubscribe => "resources.subscribe",
             ServerCapability::Logging => "logging",
             ServerCapability::Completions => "completions",
+            ServerCapability::Skills => "extensions.io.modelcontextprotocol/skills",
+            ServerCapability::SkillsDirectoryRead => {
+                "extensions.io.modelcontextprotocol/skills.directoryRead"
+            }
         }
+    }
+
+    /// Whether a client holds a request back for want of this capability
+    /// even when told to send regardless of what the server advertised:
+    /// SEP-2640 says a client MUST NOT call `resources/directory/read`
+    /// without `directoryRead: true`.
+    ///
+    /// ```
+    /// use mcp_protocol::methods::ServerCapability;
+    /// assert!(ServerCapability::SkillsDirectoryRead.always_enforced());
+    /// assert!(!ServerCapability::Tools.always_enforced());
+    /// ```
+    pub fn always_enforced(self) -> bool {
+        matches!(self, ServerCapability::SkillsDirectoryRead)
     }
 
     /// Whether `version` has the capability: 2024-11-05 had completion
@@ -167,6 +192,10 @@ impl ServerCapability {
                 .is_some_and(|r| r.subscribe == Some(true)),
             ServerCapability::Logging => caps.logging.is_some(),
             ServerCapability::Completions => caps.completions.is_some(),
+            ServerCapability::Skills => SkillsSettings::of(caps).is_some(),
+            ServerCapability::SkillsDirectoryRead => {
+                SkillsSettings::of(caps).is_some_and(|s| s.directory_read())
+            }
         }
     }
 }
@@ -219,16 +248,20 @@ pub enum CacheGroup {
     /// `resources/read`, stale for its URI on
     /// `notifications/resources/updated`.
     Resource,
+    /// `skills/list` (the Skills extension): kept for its `ttlMs`; no
+    /// notification makes it stale.
+    Skills,
 }
 
 impl CacheGroup {
     /// Every group, in the order of [`index`](Self::index).
-    pub const ALL: [CacheGroup; 5] = [
+    pub const ALL: [CacheGroup; 6] = [
         CacheGroup::Discover,
         CacheGroup::Tools,
         CacheGroup::Prompts,
         CacheGroup::Resources,
         CacheGroup::Resource,
+        CacheGroup::Skills,
     ];
 
     /// Its place in [`ALL`](Self::ALL), for a table kept per group.
@@ -245,7 +278,7 @@ impl CacheGroup {
             CacheGroup::Resources => {
                 caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true)
             }
-            CacheGroup::Discover | CacheGroup::Resource => false,
+            CacheGroup::Discover | CacheGroup::Resource | CacheGroup::Skills => false,
         }
     }
 }
@@ -275,6 +308,11 @@ impl Target {
     /// A resource, by `uri`.
     pub const RESOURCE: Target = Target {
         what: "resource",
+        param: "uri",
+    };
+    /// A skill, by the `uri` of its `SKILL.md`.
+    pub const SKILL: Target = Target {
+        what: "skill",
         param: "uri",
     };
 
@@ -412,6 +450,12 @@ table! {
     TASKS_LIST: request(Either, TASKS_2025).harmless();
     TASKS_CANCEL: request(Either, TASKS);
     TASKS_UPDATE: request(Client, MODERN);
+    // The Skills extension: off the spec's timeline, the same in every
+    // revision; `skills/list` carries `ttlMs` in 2026-07-28.
+    SKILLS_LIST: request(Client, ALL).needs(Needs::Skills).cached(Cached::Skills).harmless();
+    SKILLS_GET: request(Client, ALL).needs(Needs::Skills).harmless().names(Target::SKILL);
+    RESOURCES_DIRECTORY_READ: request(Client, ALL)
+        .needs(Needs::SkillsDirectoryRead).harmless().names(Target::RESOURCE);
 
     NOTIFICATION_INITIALIZED: notification(Client, LEGACY);
     NOTIFICATION_CANCELLED: notification(Either, ALL);
@@ -471,9 +515,14 @@ mod tests {
             Needs::ResourcesSubscribe,
             Needs::Logging,
             Needs::Completions,
+            Needs::Skills,
+            Needs::SkillsDirectoryRead,
         ] {
             assert!(!need.advertised_in(&caps), "{}", need.path());
         }
+        let skills = ServerCapabilities::new().with_extension(crate::types::SKILLS_EXTENSION);
+        assert!(Needs::Skills.advertised_in(&skills));
+        assert!(!Needs::SkillsDirectoryRead.advertised_in(&skills));
         let json = serde_json::json!({"resources": {"subscribe": true, "listChanged": true},
             "logging": {}, "completions": {}});
         let caps: ServerCapabilities = serde_json::from_value(json).unwrap();

@@ -23,6 +23,7 @@ pub mod prompts;
 pub mod resources;
 pub mod roots;
 pub mod sampling;
+pub mod skills;
 pub mod subscriptions;
 pub mod tasks;
 pub mod tools;
@@ -74,6 +75,11 @@ pub use roots::{ListRootsResult, Root};
 pub use sampling::{
     CreateMessageRequestParams, CreateMessageResult, IncludeContext, ModelHint, ModelPreferences,
     SamplingContent, SamplingMessage, StopReason, ToolChoice, ToolChoiceMode,
+};
+pub use skills::{
+    DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsResult,
+    ReadDirectoryRequestParams, ReadDirectoryResult, SKILLS_EXTENSION, SkillEntry, SkillFile,
+    SkillResources, SkillsSettings,
 };
 pub use subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,

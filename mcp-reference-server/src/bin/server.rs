@@ -9,7 +9,7 @@ use std::time::Duration;
 use mcp_reference_server::http::{HttpFake, HttpKnob, HttpOptions};
 use mcp_reference_server::{
     CacheScope, Content, DiscoverAnswer, EraChoice, FakeConfig, FakeResource, FakeTool, Knob,
-    Methods, ResourceBody, ToolBehavior, serve_stdio,
+    Methods, ResourceBody, ToolBehavior, demo_skills, serve_stdio,
 };
 #[cfg(not(feature = "http"))]
 use no_http::{HttpKnob, HttpOptions};
@@ -33,6 +33,9 @@ USAGE: mcp-reference-server [FLAGS]
                                 description and an input schema), for large tools/list
   --blob-bytes N                one more resource, fake://blob/large: N bytes (base64 on the wire)
   --text-bytes N                one more tool, big_text: a text result of N bytes
+  --skills                      serve two skills (the Skills extension, SEP-2640, with
+                                directoryRead): skill://pdf-processing/SKILL.md and
+                                skill://acme/billing/refunds/SKILL.md, with their files
   --knob K                      a misbehaviour, repeatable:
       exit-on-unknown-before-init   exit 1 on any request before initialize (rmcp < 3.0)
       fix-era-at-first-message      (dual) after a modern first request, initialize gets -32022
@@ -264,6 +267,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
     let mut oauth = false;
     let mut lifetime = Duration::from_secs(3600);
     let mut bulk = Bulk::default();
+    let mut skills = false;
     while let Some(flag) = args.next() {
         let (name, inline) = match flag.split_once('=') {
             Some((n, v)) if flag.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
@@ -309,6 +313,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
             "--blob-bytes" => bulk.blob = Some(number(&value("a number")?)? as usize),
             "--text-bytes" => bulk.text = Some(number(&value("a number")?)? as usize),
             "--knob" => knobs.push(knob(&value("a knob")?)?),
+            "--skills" => skills = true,
             "--http" => {
                 let text = value("a port")?;
                 port = Some(
@@ -332,6 +337,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
     }
     if let Some(n) = page_size {
         config = config.page_size(n);
+    }
+    if skills {
+        config = config.with_skills(demo_skills(), true);
     }
     let content = bulk.add_to(config.content.clone());
     let config = knobs

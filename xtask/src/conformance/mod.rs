@@ -14,7 +14,10 @@
 //!    two busy cores) and `xtask/conformance/expected-failures.yml`:
 //!    `client --requirements 2025-11-25`, `client --requirements
 //!    2026-07-28`, then `client --suite all --spec-version` 2025-03-26,
-//!    2025-11-25 and 2026-07-28.
+//!    2025-11-25 and 2026-07-28; then the Skills extension's four client
+//!    scenarios (`sep-2640-client-*`), each `--scenario NAME --force` (the
+//!    suite runs extension scenarios only so) at 2025-11-25 and 2026-07-28,
+//!    where a SKIPPED check, or a scenario without results, fails too.
 //! 4. Prints one table of every scenario and check per leg, warnings
 //!    included (also written to `<target>/conformance/conformance.md`).
 //!
@@ -51,6 +54,9 @@ pub(crate) const NODE_VERSION: &str = "22.23.5";
 /// The revisions the legs run at.
 const REQUIRED: [&str; 2] = ["2025-11-25", "2026-07-28"];
 const ALL: [&str; 3] = ["2025-03-26", "2025-11-25", "2026-07-28"];
+/// The revisions the Skills extension's client scenarios run at (the
+/// extension is the same in both eras).
+const SKILLS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
 /// Where everything lives.
 pub(crate) struct Paths {
@@ -128,6 +134,7 @@ pub(crate) fn conformance(args: &[String]) -> Result {
         .iter()
         .map(|v| Leg::requirements(v))
         .chain(ALL.iter().map(|v| Leg::all(v)))
+        .chain(SKILLS.iter().map(|v| Leg::skills(v)))
         .collect();
     let mut done = Vec::new();
     for leg in legs {

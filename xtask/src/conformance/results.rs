@@ -65,6 +65,11 @@ impl Fired {
         self.0.keys().any(|s| s.fails())
     }
 
+    /// Whether any firing was SKIPPED.
+    pub(super) fn skipped(&self) -> bool {
+        self.0.contains_key(&Status::Skipped)
+    }
+
     /// Each status and its count, best first.
     pub(super) fn counts(&self) -> impl Iterator<Item = (Status, usize)> + '_ {
         self.0.iter().map(|(s, n)| (*s, *n))
@@ -204,6 +209,21 @@ pub(super) fn verdict(results: &Results, expected: &[String]) -> Verdict {
     verdict
 }
 
+/// `verdict` with the strict scenarios' rule added: each must have given
+/// results, none of them SKIPPED; one that did not is unexpected too.
+pub(super) fn strict(results: &Results, scenarios: &[String], mut verdict: Verdict) -> Verdict {
+    for scenario in scenarios {
+        let short = match results.get(scenario) {
+            None => true,
+            Some(checks) => checks.is_empty() || checks.values().any(Fired::skipped),
+        };
+        if short && !verdict.unexpected.contains(scenario) {
+            verdict.unexpected.push(scenario.clone());
+        }
+    }
+    verdict
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,6 +279,31 @@ mod tests {
                 unexpected: vec!["warned".into()],
                 stale: vec!["auth/b".into()],
             }
+        );
+    }
+
+    #[test]
+    fn strict_scenarios_fail_when_skipped_or_missing() {
+        let fired = |status| {
+            let mut f = Fired::default();
+            f.add(status);
+            [("check".to_owned(), f)].into()
+        };
+        let mut results = Results::new();
+        results.insert("passed".into(), fired(Status::Success));
+        results.insert("skipped".into(), fired(Status::Skipped));
+        results.insert("failed".into(), fired(Status::Failure));
+        let strict_ones: Vec<String> = ["passed", "skipped", "failed", "missing"]
+            .map(str::to_owned)
+            .to_vec();
+        let base = verdict(&results, &[]);
+        assert_eq!(base.unexpected, ["failed"]);
+        let judged = strict(&results, &strict_ones, base);
+        assert_eq!(judged.unexpected, ["failed", "skipped", "missing"]);
+        // Not strict: a SKIPPED check is no failure.
+        assert_eq!(
+            strict(&results, &[], verdict(&results, &[])).unexpected,
+            ["failed"]
         );
     }
 

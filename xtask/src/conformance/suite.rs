@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::Paths;
-use super::results::{Results, Verdict, read_results, verdict};
+use super::results::{Results, Verdict, read_results, strict, verdict};
 use crate::Result;
 use crate::interop::output_within;
 
@@ -19,14 +19,30 @@ const CLIENT_TIMEOUT_MS: &str = "60000";
 /// a leg takes about as long as its slowest client).
 const LEG_LIMIT: Duration = Duration::from_secs(300);
 
-/// One invocation of `conformance client`.
+/// The client scenarios of the Skills extension (SEP-2640). Extension
+/// scenarios are off the spec's timeline, so the suite runs them only when
+/// named and forced (`--scenario NAME --force`).
+pub(super) const SKILLS_SCENARIOS: [&str; 4] = [
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+];
+
+/// One column of the table: one invocation of `conformance client`, or
+/// (an extension leg) one per scenario.
 pub(super) struct Leg {
     /// A column header: `req 2025-11-25`, `all 2026-07-28`.
     pub(super) label: String,
-    /// The arguments selecting the scenarios.
-    pub(super) select: Vec<String>,
+    /// The arguments of each invocation, selecting its scenarios.
+    pub(super) runs: Vec<Vec<String>>,
     /// The revision a scenario of this leg is re-run at.
     pub(super) version: String,
+    /// Added to a re-run's arguments (`--force` for extension scenarios).
+    pub(super) rerun_extra: Vec<String>,
+    /// Scenarios that must each give results, every check SUCCESS: a
+    /// SKIPPED check, or none at all, fails the leg too.
+    pub(super) strict: Vec<String>,
 }
 
 impl Leg {
@@ -35,8 +51,10 @@ impl Leg {
     pub(super) fn requirements(version: &str) -> Leg {
         Leg {
             label: format!("req {version}"),
-            select: vec!["--requirements".into(), version.into()],
+            runs: vec![vec!["--requirements".into(), version.into()]],
             version: version.into(),
+            rerun_extra: Vec::new(),
+            strict: Vec::new(),
         }
     }
 
@@ -44,13 +62,35 @@ impl Leg {
     pub(super) fn all(version: &str) -> Leg {
         Leg {
             label: format!("all {version}"),
-            select: vec![
+            runs: vec![vec![
                 "--suite".into(),
                 "all".into(),
                 "--spec-version".into(),
                 version.into(),
-            ],
+            ]],
             version: version.into(),
+            rerun_extra: Vec::new(),
+            strict: Vec::new(),
+        }
+    }
+
+    /// The Skills extension's client scenarios at `version`, each named
+    /// and forced; every check must be SUCCESS (a SKIPPED one fails).
+    pub(super) fn skills(version: &str) -> Leg {
+        let runs = SKILLS_SCENARIOS
+            .iter()
+            .map(|name| {
+                ["--scenario", name, "--spec-version", version, "--force"]
+                    .map(str::to_owned)
+                    .to_vec()
+            })
+            .collect();
+        Leg {
+            label: format!("ext {version}"),
+            runs,
+            version: version.into(),
+            rerun_extra: vec!["--force".into()],
+            strict: SKILLS_SCENARIOS.map(str::to_owned).to_vec(),
         }
     }
 
@@ -81,11 +121,20 @@ pub(super) fn run_leg(
 ) -> Result<LegOutcome> {
     let started = Instant::now();
     let dir = out.join(leg.slug());
-    let (exit_ok, stdout) = invoke(paths, client, &leg.select, &dir)?;
-    eprintln!("\n--- {}: the suite's summary", leg.label);
-    eprintln!("{}", summary(&stdout));
-    let mut results = read_results(&dir)?;
-    let first = verdict(&results, expected);
+    let mut exit_ok = true;
+    let mut results = Results::new();
+    for (n, select) in leg.runs.iter().enumerate() {
+        let run_dir = match n {
+            0 => dir.clone(),
+            n => dir.with_file_name(format!("{}-{n}", leg.slug())),
+        };
+        let (ok, stdout) = invoke(paths, client, select, &run_dir)?;
+        exit_ok &= ok;
+        eprintln!("\n--- {}: the suite's summary", leg.label);
+        eprintln!("{}", summary(&stdout));
+        results.extend(read_results(&run_dir)?);
+    }
+    let first = strict_verdict(leg, &results, verdict(&results, expected));
     if !exit_ok && first == Verdict::default() {
         return Err(format!(
             "{}: the suite failed, but its results show no unexpected or stale scenario; its output is in {}",
@@ -104,28 +153,38 @@ pub(super) fn run_leg(
             leg.slug(),
             scenario.replace('/', "_")
         ));
-        let select = [
+        let mut select = vec![
             "--scenario".to_owned(),
             scenario.clone(),
             "--spec-version".to_owned(),
             leg.version.clone(),
         ];
+        select.extend(leg.rerun_extra.iter().cloned());
         invoke(paths, client, &select, &solo)?;
         let again = read_results(&solo)?;
         let checks = again.get(scenario).cloned().unwrap_or_default();
-        let passed = !checks.is_empty() && !checks.values().any(|f| f.fails());
+        let strict = leg.strict.contains(scenario);
+        let passed = !checks.is_empty()
+            && !checks
+                .values()
+                .any(|f| f.fails() || (strict && f.skipped()));
         reran.push((scenario.clone(), passed));
         if !checks.is_empty() {
             results.insert(scenario.clone(), checks);
         }
     }
-    let verdict = verdict(&results, expected);
+    let verdict = strict_verdict(leg, &results, verdict(&results, expected));
     Ok(LegOutcome {
         results,
         verdict,
         reran,
         took: started.elapsed(),
     })
+}
+
+/// The baseline verdict, and [`strict`] for the leg's strict scenarios.
+fn strict_verdict(leg: &Leg, results: &Results, verdict: Verdict) -> Verdict {
+    strict(results, &leg.strict, verdict)
 }
 
 /// One `conformance client` run into `dir` (emptied first); its output
