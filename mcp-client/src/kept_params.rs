@@ -117,7 +117,10 @@ mod tests {
         let long = json!({"name": "t", "arguments": {"text": "x".repeat(4096)}});
         let size = size_below(&long, COPY_FOR_RETRY_LIMIT);
         assert_eq!(size, Some(8 + 4 + 1 + 9 + 8 + 4 + 4096));
-        assert!(matches!(KeptParams::sized(&long, size), KeptParams::Value(_)));
+        assert!(matches!(
+            KeptParams::sized(&long, size),
+            KeptParams::Value(_)
+        ));
         assert_eq!(size_below(&long, 1024), None);
         let small = json!({"name": "t"});
         assert!(matches!(
