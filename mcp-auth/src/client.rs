@@ -248,8 +248,9 @@ impl std::fmt::Debug for ClientProfile {
     }
 }
 
-/// The method to use: the registered one if the server allows it, else
-/// the best the server lists for what the client holds.
+/// The method to use: the registered one if the server allows it and the
+/// client holds what it needs (a secret, a key), else the best the server
+/// lists for what the client holds.
 pub(crate) fn choose_method(
     registered: Option<&str>,
     supported: Option<&[String]>,
@@ -257,9 +258,15 @@ pub(crate) fn choose_method(
     has_key: bool,
 ) -> AuthMethod {
     let allowed = |m: &str| supported.is_none_or(|s| s.iter().any(|x| x == m));
+    let holds = |m: &AuthMethod| match m {
+        AuthMethod::SecretBasic | AuthMethod::SecretPost => has_secret,
+        AuthMethod::PrivateKeyJwt => has_key,
+        AuthMethod::None => true,
+    };
     if let Some(m) = registered
         .filter(|m| allowed(m))
         .and_then(AuthMethod::from_name)
+        .filter(holds)
     {
         return m;
     }
