@@ -22,12 +22,19 @@ pub fn jsonrpc(input: &[u8]) {
         .and_then(Inbound::from_value);
     assert_eq!(parsed, general, "the fast path and the general one differ");
     if let Some((id, result)) = answer_text(input) {
-        let Ok(Inbound::Single(Message::Response(r))) = &parsed else {
-            panic!("answer_text read an answer that parse does not: {parsed:?}");
-        };
-        assert_eq!(r.id, id);
-        let text: Value = serde_json::from_str(result.get()).expect("the result is JSON");
-        assert_eq!(r.result, text);
+        // The result's text is checked for JSON syntax, not for numbers
+        // out of range: the task waiting for the answer parses it and
+        // fails the request as malformed when that fails.
+        match (&parsed, serde_json::from_str::<Value>(result.get())) {
+            (Ok(Inbound::Single(Message::Response(r))), Ok(text)) => {
+                assert_eq!(r.id, id);
+                assert_eq!(r.result, text);
+            }
+            (Err(_), Err(_)) => {}
+            (parsed, text) => {
+                panic!("answer_text read an answer: {parsed:?} and {text:?}")
+            }
+        }
     }
     // Whatever the bytes, reading a message's start never panics.
     let _ = sniff(input);
