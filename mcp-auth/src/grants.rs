@@ -360,9 +360,8 @@ pub(crate) async fn token_request(
     if answer.status.is_success() {
         return Ok(answer);
     }
-    Err(grant_error(&answer.body).unwrap_or_else(|| {
-        AuthError::Protocol(format!("{endpoint} answered {}", answer.status))
-    }))
+    Err(grant_error(&answer.body)
+        .unwrap_or_else(|| AuthError::Protocol(format!("{endpoint} answered {}", answer.status))))
 }
 
 /// The error a token endpoint's error response (RFC 6749 §5.2) names, if

@@ -79,7 +79,10 @@ pub(crate) fn fuzz(args: &[String]) -> Result {
         options.targets.clone()
     };
     if let Some(unknown) = chosen.iter().find(|t| !all.contains(t)) {
-        return Err(format!("no fuzz target {unknown:?} (targets: {})", all.join(", ")));
+        return Err(format!(
+            "no fuzz target {unknown:?} (targets: {})",
+            all.join(", ")
+        ));
     }
     let path = cargo_fuzz_path(&root)?;
     if options.planted {
@@ -127,8 +130,7 @@ fn root() -> Result<PathBuf> {
 /// The targets, from `fuzz/fuzz_targets/*.rs`.
 fn targets(root: &Path) -> Result<Vec<String>> {
     let dir = root.join("fuzz/fuzz_targets");
-    let entries =
-        std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
     let mut names: Vec<String> = entries
         .flatten()
         .filter_map(|e| {
@@ -259,8 +261,8 @@ fn fuzz_run(
     let logs = root.join("fuzz/target/logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     let log_path = logs.join(format!("{target}.log"));
-    let log = std::fs::File::create(&log_path)
-        .map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log =
+        std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let mut command = command;
     command
         .current_dir(root)
@@ -291,7 +293,10 @@ fn run_target(
     seconds: u64,
 ) -> Result<Found> {
     let mut command = cargo_fuzz(path, target_dir, &[]);
-    command.args(["fuzz", "run"]).args(build_args(target_dir)).arg(target);
+    command
+        .args(["fuzz", "run"])
+        .args(build_args(target_dir))
+        .arg(target);
     let corpus = root.join("fuzz/corpus").join(target);
     std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
     let found = fuzz_run(
@@ -337,9 +342,12 @@ fn figures(log: &str) -> Found {
 fn keep_crashes(root: &Path, target: &str) -> Result {
     let artifacts = root.join("fuzz/artifacts").join(target);
     let regressions = root.join("fuzz/regressions").join(target);
-    std::fs::create_dir_all(&regressions)
-        .map_err(|e| format!("{}: {e}", regressions.display()))?;
-    for entry in std::fs::read_dir(&artifacts).into_iter().flatten().flatten() {
+    std::fs::create_dir_all(&regressions).map_err(|e| format!("{}: {e}", regressions.display()))?;
+    for entry in std::fs::read_dir(&artifacts)
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let name = entry.file_name();
         let to = regressions.join(&name);
         std::fs::copy(entry.path(), &to).map_err(|e| format!("{}: {e}", to.display()))?;

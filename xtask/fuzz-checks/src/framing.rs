@@ -63,7 +63,11 @@ fn kept(max: usize) -> usize {
 fn seen(frame: Frame<&[u8]>, max: usize) -> Seen {
     match frame {
         Frame::Line(line) => {
-            assert!(line.len() <= max, "a line of {} passed the limit {max}", line.len());
+            assert!(
+                line.len() <= max,
+                "a line of {} passed the limit {max}",
+                line.len()
+            );
             Seen::Line(line.to_vec())
         }
         Frame::TooLarge { seen, prefix } => {

@@ -52,8 +52,15 @@ fn round_trip(message: &Message) {
     let line = encode_line(message);
     assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
     let again = Inbound::parse(&line[..line.len() - 1]).expect("an encoded message reads back");
-    assert_eq!(again, Inbound::Single(message.clone()), "encoded as {line:?}");
-    assert_eq!(Message::from_value(message.to_value()).as_ref(), Ok(message));
+    assert_eq!(
+        again,
+        Inbound::Single(message.clone()),
+        "encoded as {line:?}"
+    );
+    assert_eq!(
+        Message::from_value(message.to_value()).as_ref(),
+        Ok(message)
+    );
     // The start of a line too large to read names its id and its kind,
     // as the transports need to fail the request it answers.
     let sniffed = sniff(&line[..line.len().min(PREFIX_LEN)]);

@@ -36,7 +36,10 @@ fn within(events: &[Event], end: &End, max: usize) {
         least += e.event.as_ref().map_or(0, |v| "event:".len() + v.len());
         least += e.id.as_ref().map_or(0, |v| "id:".len() + v.len());
         least += e.retry.map_or(0, |_| "retry:0".len());
-        assert!(least <= max, "an event of at least {least} bytes passed the bound {max}: {e:?}");
+        assert!(
+            least <= max,
+            "an event of at least {least} bytes passed the bound {max}: {e:?}"
+        );
     }
     if let End::TooLarge { size, prefix } = end {
         assert!(*size > max, "reported too large at {size} of {max}");

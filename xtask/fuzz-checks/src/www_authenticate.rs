@@ -17,7 +17,10 @@ pub fn www_authenticate(input: &[u8]) {
             "{scheme:?} is no scheme"
         );
     }
-    assert_eq!(read.offers_dpop(), read.schemes.iter().any(|s| s.eq_ignore_ascii_case("dpop")));
+    assert_eq!(
+        read.offers_dpop(),
+        read.schemes.iter().any(|s| s.eq_ignore_ascii_case("dpop"))
+    );
     let urls = mcp_auth::fuzzing::metadata_urls(MCP_URL, &read);
     assert!(!urls.is_empty());
     written(&text);
