@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::fetch::Fetcher;
+use crate::fetch::{Fetcher, read_json};
 use crate::metadata::ServerMetadata;
 use crate::secret::Secret;
 use crate::{AuthError, PrivateKey};
@@ -248,8 +248,9 @@ impl std::fmt::Debug for ClientProfile {
     }
 }
 
-/// The method to use: the registered one if the server allows it, else
-/// the best the server lists for what the client holds.
+/// The method to use: the registered one if the server allows it and the
+/// client holds what it needs (a secret, a key), else the best the server
+/// lists for what the client holds.
 pub(crate) fn choose_method(
     registered: Option<&str>,
     supported: Option<&[String]>,
@@ -257,9 +258,15 @@ pub(crate) fn choose_method(
     has_key: bool,
 ) -> AuthMethod {
     let allowed = |m: &str| supported.is_none_or(|s| s.iter().any(|x| x == m));
+    let holds = |m: &AuthMethod| match m {
+        AuthMethod::SecretBasic | AuthMethod::SecretPost => has_secret,
+        AuthMethod::PrivateKeyJwt => has_key,
+        AuthMethod::None => true,
+    };
     if let Some(m) = registered
         .filter(|m| allowed(m))
         .and_then(AuthMethod::from_name)
+        .filter(holds)
     {
         return m;
     }
@@ -347,7 +354,19 @@ pub(crate) async fn identify(
             answer.status
         )));
     }
-    let registered: RegistrationResponse = answer.json("the registration response")?;
+    let registration = registered(&answer.body, &metadata.issuer, supported)?;
+    tracing::debug!(issuer = %metadata.issuer, method = registration.method.as_str(), "registered");
+    Ok(registration)
+}
+
+/// The identity a registration response (RFC 7591 §3.2.1) gives the
+/// client at `issuer`, whose token endpoint takes the `supported` methods.
+pub(crate) fn registered(
+    body: &[u8],
+    issuer: &str,
+    supported: Option<&[String]>,
+) -> Result<Registration, AuthError> {
+    let registered: RegistrationResponse = read_json(body, "the registration response")?;
     let secret = registered
         .client_secret
         .filter(|s| !s.is_empty())
@@ -358,9 +377,8 @@ pub(crate) async fn identify(
         secret.is_some(),
         false,
     );
-    tracing::debug!(issuer = %metadata.issuer, method = method.as_str(), "registered");
     Ok(Registration {
-        issuer: metadata.issuer.clone(),
+        issuer: issuer.to_owned(),
         client_id: registered.client_id,
         client_secret: secret,
         private_key: None,

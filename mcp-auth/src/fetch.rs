@@ -29,9 +29,14 @@ pub(crate) struct Answer {
 
 impl Answer {
     pub(crate) fn json<T: DeserializeOwned>(&self, what: &str) -> Result<T, AuthError> {
-        serde_json::from_slice(&self.body)
-            .map_err(|e| AuthError::Protocol(format!("{what} is not the JSON expected: {e}")))
+        read_json(&self.body, what)
     }
+}
+
+/// A body read as the JSON document `what` names.
+pub(crate) fn read_json<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, AuthError> {
+    serde_json::from_slice(body)
+        .map_err(|e| AuthError::Protocol(format!("{what} is not the JSON expected: {e}")))
 }
 
 /// Sends requests with a bound on each.
@@ -252,7 +257,7 @@ impl FetchError {
 
 /// Whether a body is an OAuth error response (RFC 6749 §5.2): JSON with
 /// a string `error`.
-fn is_oauth_error(body: &[u8]) -> bool {
+pub(crate) fn is_oauth_error(body: &[u8]) -> bool {
     serde_json::from_slice::<serde_json::Value>(body)
         .is_ok_and(|v| v.get("error").is_some_and(serde_json::Value::is_string))
 }

@@ -360,14 +360,16 @@ pub(crate) async fn token_request(
     if answer.status.is_success() {
         return Ok(answer);
     }
-    match serde_json::from_slice::<ErrorResponse>(&answer.body) {
-        Ok(e) => Err(AuthError::Grant {
-            error: e.error,
-            description: e.error_description,
-        }),
-        Err(_) => Err(AuthError::Protocol(format!(
-            "{endpoint} answered {}",
-            answer.status
-        ))),
-    }
+    Err(grant_error(&answer.body)
+        .unwrap_or_else(|| AuthError::Protocol(format!("{endpoint} answered {}", answer.status))))
+}
+
+/// The error a token endpoint's error response (RFC 6749 §5.2) names, if
+/// the body is one.
+pub(crate) fn grant_error(body: &[u8]) -> Option<AuthError> {
+    let e = serde_json::from_slice::<ErrorResponse>(body).ok()?;
+    Some(AuthError::Grant {
+        error: e.error,
+        description: e.error_description,
+    })
 }

@@ -116,6 +116,8 @@ mod dpop;
 mod enterprise;
 mod fetch;
 mod flow;
+#[doc(hidden)]
+pub mod fuzzing;
 mod grant;
 mod grants;
 mod identity;

@@ -334,7 +334,7 @@ impl LineSplitter {
         }
         let from = self.scanned.min(buf.len());
         match newline(&buf[from..]).map(|i| from + i) {
-            Some(i) if i <= self.max => {
+            Some(i) if fits(i, self.max) => {
                 self.scanned = 0;
                 let len = if i > 0 && buf[i - 1] == b'\r' {
                     i - 1
@@ -398,6 +398,20 @@ impl LineSplitter {
             consumed: buf.len(),
         })
     }
+}
+
+/// Whether a line of `len` bytes (a `\r` before its newline included) is
+/// within the limit `max`.
+#[cfg(not(fuzz_planted))]
+fn fits(len: usize, max: usize) -> bool {
+    len <= max
+}
+
+/// The bug `cargo xtask fuzz --planted` builds in, for the `framing`
+/// target to find: a whole line one byte over the limit passes.
+#[cfg(fuzz_planted)]
+fn fits(len: usize, max: usize) -> bool {
+    len <= max.saturating_add(1)
 }
 
 fn newline(buf: &[u8]) -> Option<usize> {

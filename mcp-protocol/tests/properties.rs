@@ -1,7 +1,10 @@
-//! Properties of the envelope and the framing, on arbitrary input.
+//! Properties of the envelope, the framing, header values and result
+//! normalization, on arbitrary input.
 
-use mcp_protocol::framing::encode_line;
+use mcp_protocol::framing::{Frame, LineBuffer, encode_line};
+use mcp_protocol::headers::{decode_header_value, encode_header_value};
 use mcp_protocol::jsonrpc::ErrorObject;
+use mcp_protocol::result::normalize_result;
 use mcp_protocol::{ErrorResponse, Inbound, Message, Notification, Request, RequestId, Response};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -100,6 +103,90 @@ proptest! {
     fn arbitrary_json_never_panics(v in json_value()) {
         let bytes = serde_json::to_vec(&v).unwrap();
         let _ = Inbound::parse(&bytes);
+    }
+
+    #[test]
+    fn a_header_value_decodes_to_what_was_encoded(text in any::<String>()) {
+        let sent = encode_header_value(&text);
+        prop_assert!(sent.bytes().all(|b| (0x20..=0x7e).contains(&b)), "{:?}", sent);
+        let decoded = decode_header_value(&sent);
+        prop_assert_eq!(decoded.as_deref(), Ok(text.as_str()));
+    }
+
+    #[test]
+    fn a_received_header_value_reencodes_to_itself(
+        text in "(=\\?base64\\?)?[ -~\t]{0,24}(\\?=)?"
+    ) {
+        if let Ok(received) = decode_header_value(&text) {
+            let again = encode_header_value(&received);
+            let decoded = decode_header_value(&again);
+            prop_assert_eq!(decoded.as_deref(), Ok(&*received));
+        }
+    }
+
+    #[test]
+    fn normalizing_a_result_twice_is_normalizing_it_once(v in json_value()) {
+        let once = normalize_result(v);
+        prop_assert_eq!(normalize_result(once.clone()), once);
+    }
+}
+
+/// The frames of `chunks` read one after another, then the end.
+fn frames(max: usize, chunks: &[&[u8]]) -> Vec<Frame<Vec<u8>>> {
+    let mut lines = LineBuffer::new(max);
+    let mut out = Vec::new();
+    let own = |f: Frame<&[u8]>| match f {
+        Frame::Line(l) => Frame::Line(l.to_vec()),
+        Frame::TooLarge { seen, prefix } => Frame::TooLarge {
+            seen,
+            prefix: prefix.to_vec(),
+        },
+        Frame::Skipped { size } => Frame::Skipped { size },
+        other => panic!("{other:?}"),
+    };
+    for chunk in chunks {
+        lines.extend(chunk);
+        while let Some(f) = lines.next_frame() {
+            out.push(own(f));
+        }
+    }
+    while let Some(f) = lines.finish() {
+        out.push(own(f));
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Messages written one after another read back the same wherever the
+    /// reads split the bytes: at every byte boundary (every few bytes past
+    /// 2 KiB of lines, to keep the time linear).
+    #[test]
+    fn framing_split_at_every_byte_gives_the_same_messages(
+        messages in prop::collection::vec(message(), 1..4)
+    ) {
+        let bytes: Vec<u8> = messages.iter().flat_map(encode_line).collect();
+        let whole = frames(usize::MAX, &[&bytes]);
+        let read: Vec<Message> = whole
+            .iter()
+            .map(|f| match f {
+                Frame::Line(line) => match Inbound::parse(line) {
+                    Ok(Inbound::Single(m)) => m,
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        prop_assert_eq!(&read, &messages);
+        for at in (0..=bytes.len()).step_by(bytes.len() / 2048 + 1) {
+            let (a, b) = bytes.split_at(at);
+            prop_assert_eq!(&frames(usize::MAX, &[a, b]), &whole, "split at {}", at);
+        }
     }
 }
 

@@ -100,6 +100,8 @@ mod authorization;
 mod builder;
 mod error;
 mod failure;
+#[doc(hidden)]
+pub mod fuzzing;
 mod provider;
 mod proxy;
 mod record;

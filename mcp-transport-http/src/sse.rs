@@ -60,6 +60,9 @@ pub(crate) struct Bounded {
     at_line_start: bool,
     last_cr: bool,
     prefix: Vec<u8>,
+    /// An event past the bound, reported once the bytes of its frame
+    /// before the one that passed it have gone on.
+    pending: Option<EventTooLarge>,
 }
 
 impl Bounded {
@@ -72,11 +75,14 @@ impl Bounded {
             at_line_start: true,
             last_cr: false,
             prefix: Vec::new(),
+            pending: None,
         }
     }
 
-    fn scan(&mut self, bytes: &[u8]) -> Result<(), EventTooLarge> {
-        for &b in bytes {
+    /// Counts the bytes of the current event; past the bound, fails with
+    /// the index in `bytes` of the byte that passed it.
+    fn scan(&mut self, bytes: &[u8]) -> Result<(), (usize, EventTooLarge)> {
+        for (i, &b) in bytes.iter().enumerate() {
             if b == b'\n' && self.last_cr {
                 self.last_cr = false;
                 continue;
@@ -98,15 +104,29 @@ impl Bounded {
             if self.prefix.len() < PREFIX_LEN * 2 {
                 self.prefix.push(b);
             }
-            if self.size > self.max {
-                return Err(EventTooLarge {
+            if past(self.size, self.max) {
+                let e = EventTooLarge {
                     prefix: data_prefix(&self.prefix),
                     size: self.size,
-                });
+                };
+                return Err((i, e));
             }
         }
         Ok(())
     }
+}
+
+/// Whether an event of `size` bytes is past the bound `max`.
+#[cfg(not(fuzz_planted))]
+fn past(size: usize, max: usize) -> bool {
+    size > max
+}
+
+/// The bug `cargo xtask fuzz --planted` builds in, for the `sse` target to
+/// find: an event one byte over the bound passes.
+#[cfg(fuzz_planted)]
+fn past(size: usize, max: usize) -> bool {
+    size > max.saturating_add(1)
 }
 
 /// The JSON after the first `data:` field of an event's raw start.
@@ -126,13 +146,25 @@ impl Body for Bounded {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, ReadError>>> {
         let this = &mut *self;
+        if let Some(e) = this.pending.take() {
+            return Poll::Ready(Some(Err(ReadError::TooLarge(e))));
+        }
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 this.activity.touch();
                 if let Some(data) = frame.data_ref()
-                    && let Err(e) = this.scan(data)
+                    && let Err((at, e)) = this.scan(data)
                 {
-                    return Poll::Ready(Some(Err(ReadError::TooLarge(e))));
+                    if at == 0 {
+                        return Poll::Ready(Some(Err(ReadError::TooLarge(e))));
+                    }
+                    // The bytes before the one past the bound go to the
+                    // parser first, as they would had the frame been split
+                    // there: the events they end are read, and a line the
+                    // parser refuses is reported, before the bound is.
+                    let before = data.slice(..at);
+                    this.pending = Some(e);
+                    return Poll::Ready(Some(Ok(Frame::data(before))));
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
@@ -143,7 +175,7 @@ impl Body for Bounded {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.pending.is_none() && self.inner.is_end_stream()
     }
 }
 

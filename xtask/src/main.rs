@@ -40,6 +40,12 @@
 //!   connections, protocol micro-benchmarks) against the limit and against
 //!   rmcp (see [`mod@bench`]); writes `BENCHMARKS.md`. `--quick`: a tiny run
 //!   of every row without rmcp, into `target-bench/bench-quick.md`.
+//! - `cargo xtask fuzz [--seconds N] [--planted] [TARGET...]`: each fuzz
+//!   target of `fuzz/` for N seconds with `cargo +nightly fuzz` (installed
+//!   into `.cache/cargo-fuzz/` when missing), its corpus minimized, a
+//!   crash's input kept in `fuzz/regressions/`; prints executions, `cov`,
+//!   `ft` and corpus size per target (see [`fuzz`]). `test` replays every
+//!   committed input on stable, in the tests of `xtask/fuzz-checks`.
 
 mod bench;
 mod cli;
@@ -47,6 +53,7 @@ mod cli_http;
 mod cli_oauth;
 mod conformance;
 mod deps;
+mod fuzz;
 mod interop;
 mod modules;
 mod sizes;
@@ -75,9 +82,10 @@ fn main() -> ExitCode {
         "conformance" => conformance::conformance(&args[1..]),
         "conformance-install" => conformance::install_only(&args[1..]),
         "bench" => bench::bench(&args[1..]),
+        "fuzz" => fuzz::fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth, mcp-transport-http and mcp-client\n  sizes             the longest functions and files of the library crates (`-- --report`: never fail)\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth, mcp-transport-http and mcp-client\n  sizes             the longest functions and files of the library crates (`-- --report`: never fail)\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)\n  fuzz              each fuzz target for --seconds N (60), with cargo +nightly fuzz; [TARGET...] [--planted]"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS
@@ -170,6 +178,13 @@ fn test() -> Result {
             "xtask/bench/Cargo.toml",
             "--check",
         ],
+        &[],
+    )?;
+    // The fuzz targets are a workspace of their own too (their checks,
+    // `xtask/fuzz-checks`, are a member of this one).
+    run(
+        "cargo",
+        &["fmt", "--manifest-path", "fuzz/Cargo.toml", "--check"],
         &[],
     )?;
     run(
@@ -368,6 +383,8 @@ fn package() -> Result {
             "mcp-architecture",
             "--exclude",
             "mcp-interop-runner",
+            "--exclude",
+            "mcp-fuzz-checks",
             "--allow-dirty",
             "--target-dir",
             &verify,
