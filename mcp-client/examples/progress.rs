@@ -17,13 +17,9 @@ use serde_json::json;
 /// The reference server's `slow` tool: `steps` sleeps of `delayMs`, with
 /// a progress notification after each.
 fn slow(steps: u64, delay_ms: u64) -> CallToolRequestParams {
-    let arguments = [("steps", json!(steps)), ("delayMs", json!(delay_ms))];
-    CallToolRequestParams::new("slow").with_arguments(
-        arguments
-            .map(|(k, v)| (k.to_owned(), v))
-            .into_iter()
-            .collect(),
-    )
+    let arguments = json!({"steps": steps, "delayMs": delay_ms});
+    CallToolRequestParams::new("slow")
+        .with_arguments(arguments.as_object().cloned().unwrap_or_default())
 }
 
 #[tokio::main]
@@ -74,12 +70,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ));
 
     // The connection is still good after both.
-    assert!(
-        !client
-            .call_tool("echo", json!({"text": "still here"}))
-            .await?
-            .is_error()
-    );
+    let echo = client
+        .call_tool("echo", json!({"text": "still here"}))
+        .await?;
+    assert!(!echo.is_error());
     client.close().await;
     Ok(())
 }

@@ -29,18 +29,13 @@ fn function(tool: &Tool) -> Value {
 fn for_the_model(result: &CallToolResult) -> String {
     let text = match &result.structured_content {
         Some(structured) => structured.to_string(),
-        None => result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text())
-            .collect::<Vec<_>>()
-            .join("\n"),
+        None => {
+            let texts: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).collect();
+            texts.join("\n")
+        }
     };
-    if result.is_error() {
-        format!("error: {text}")
-    } else {
-        text
-    }
+    let prefix = if result.is_error() { "error: " } else { "" };
+    format!("{prefix}{text}")
 }
 
 #[tokio::main]
@@ -48,12 +43,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = StdioCommand::new(mcp_reference_server::binaries::server_path());
     let client = Client::builder().connect(server).await?;
 
-    let functions: Vec<Value> = client
-        .list_all_tools()
-        .await?
-        .iter()
-        .map(function)
-        .collect();
+    let tools = client.list_all_tools().await?;
+    let functions: Vec<Value> = tools.iter().map(function).collect();
     println!(
         "{} functions for the model, e.g.\n{:#}",
         functions.len(),
