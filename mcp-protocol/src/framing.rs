@@ -132,8 +132,9 @@ pub fn sniff(prefix: &[u8]) -> Sniffed {
     }
 }
 
-/// Reads a JSON string at the start of `s`; returns it unescaped (simple
-/// escapes only) and what follows.
+/// Reads a JSON string at the start of `s`; returns it unescaped as a JSON
+/// parser would, and what follows (`None` for a string cut short or an
+/// escape JSON does not allow).
 fn read_string(s: &str) -> Option<(String, &str)> {
     let body = s.strip_prefix('"')?;
     let mut out = String::new();
@@ -147,13 +148,38 @@ fn read_string(s: &str) -> Option<(String, &str)> {
                     'n' => '\n',
                     't' => '\t',
                     'r' => '\r',
-                    other => other,
+                    'b' => '\u{8}',
+                    'f' => '\u{c}',
+                    'u' => read_unicode_escape(&mut chars)?,
+                    '"' | '\\' | '/' => e,
+                    _ => return None,
                 });
             }
             c => out.push(c),
         }
     }
     None
+}
+
+/// The character of a `\uXXXX` escape whose `\u` was read, with the low
+/// half of a surrogate pair when it is the high half; `None` for a lone
+/// surrogate, which a JSON parser refuses too.
+fn read_unicode_escape(chars: &mut std::str::CharIndices<'_>) -> Option<char> {
+    fn hex4(chars: &mut std::str::CharIndices<'_>) -> Option<u32> {
+        (0..4).try_fold(0, |v, _| Some(v * 16 + chars.next()?.1.to_digit(16)?))
+    }
+    let first = hex4(chars)?;
+    if !(0xD800..0xDC00).contains(&first) {
+        return char::from_u32(first);
+    }
+    let (Some((_, '\\')), Some((_, 'u'))) = (chars.next(), chars.next()) else {
+        return None;
+    };
+    let low = hex4(chars)?;
+    if !(0xDC00..0xE000).contains(&low) {
+        return None;
+    }
+    char::from_u32(0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00))
 }
 
 /// How many leading bytes of an over-long line are kept
@@ -582,6 +608,19 @@ mod tests {
         assert_eq!(sniff_id(b"garbage"), None);
         let line = encode_line(&Message::Request(Request::new(5, "x", Some(json!({})))));
         assert_eq!(sniff_id(&line), Some(5.into()));
+    }
+
+    #[test]
+    fn sniffed_string_ids_unescape_as_json_does() {
+        for id in ["a\u{1}b", "\u{8}\u{c}/\\", "é😀", "\u{7f}\u{2028}"] {
+            let line = encode_line(&Message::Request(Request::new(id, "x", Some(json!({})))));
+            assert_eq!(sniff_id(&line), Some(id.into()), "{id:?}");
+        }
+        let escaped = br#"{"id":"\u0001\b\f\/\ud83d\ude00","result":{"#;
+        assert_eq!(sniff_id(escaped), Some("\u{1}\u{8}\u{c}/😀".into()));
+        // A lone surrogate or an unknown escape: no id, as JSON has none.
+        assert_eq!(sniff_id(br#"{"id":"\ud83d","result":{"#), None);
+        assert_eq!(sniff_id(br#"{"id":"\q","result":{"#), None);
     }
 
     fn frames(max: usize, chunks: &[&[u8]], eof: bool) -> Vec<Frame<Vec<u8>>> {
