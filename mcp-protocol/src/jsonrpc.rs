@@ -320,10 +320,17 @@ impl Inbound {
         if let Some(message) = well_formed::parse(bytes) {
             return Ok(Inbound::Single(message));
         }
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| ParseError {
-            kind: ParseErrorKind::NotJson(e.to_string()),
-            id: None,
-            request: false,
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+            // Bytes that start as a message but do not parse (a number out
+            // of range, a cut-off body) still name the request they answer,
+            // which then fails at once rather than waiting for its timeout.
+            let sniffed =
+                crate::framing::sniff(&bytes[..bytes.len().min(crate::framing::PREFIX_LEN)]);
+            ParseError {
+                kind: ParseErrorKind::NotJson(e.to_string()),
+                id: sniffed.id,
+                request: sniffed.request,
+            }
         })?;
         Inbound::from_value(value)
     }

@@ -537,3 +537,44 @@ async fn a_json_answer_in_many_frames_is_read_whole_and_bounded_as_a_whole() {
         "{outcome:?}"
     );
 }
+
+/// An answer event holding a number JSON cannot hold (`1e600`) fails its
+/// request at once, small or large, while the stream stays open.
+#[tokio::test]
+async fn an_sse_answer_with_a_number_out_of_range_fails_its_request_at_once() {
+    let server = TestServer::start(|seen| async move {
+        let id = seen.json()["id"].as_i64().unwrap();
+        let (tx, response) = sse();
+        tokio::spawn(async move {
+            let pad = "y".repeat(if id == 1 { 0 } else { 16 * 1024 });
+            let line =
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"pad":"{pad}","n":1.52e600}}}}"#);
+            let _ = tx.send(format!("data: {line}\n\n")).await;
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        });
+        response
+    })
+    .await;
+    let transport = HttpTransportBuilder::new(server.url())
+        .build(ConnectionHandlers::discard())
+        .unwrap();
+    for id in [1, 2] {
+        let start = Instant::now();
+        let outcome = transport
+            .request(
+                ping(id),
+                RequestOptions::new().timeout(Duration::from_secs(20)),
+            )
+            .await;
+        assert!(
+            matches!(outcome, Err(TransportError::Malformed { .. })),
+            "{outcome:?}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "waited {:?}",
+            start.elapsed()
+        );
+    }
+    transport.close().await;
+}

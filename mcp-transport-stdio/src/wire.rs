@@ -78,7 +78,9 @@ fn handle_line(engine: &Engine, line: &[u8]) {
     // not JSON), so only a line that failed is scanned again, to say why.
     match Inbound::parse(line) {
         Ok(inbound) => engine.receive_inbound(inbound),
-        Err(e) if matches!(e.kind, ParseErrorKind::NotJson(_)) => {
+        // Not JSON, and not the start of a message either: noise. A line
+        // that starts as one (its id readable) is a malformed message.
+        Err(e) if matches!(e.kind, ParseErrorKind::NotJson(_)) && e.id.is_none() => {
             let why = if std::str::from_utf8(line).is_err() {
                 "invalid UTF-8"
             } else {

@@ -234,3 +234,38 @@ async fn noise_malformed_and_oversized_lines_never_reach_the_connection_listener
     // The oversized server request was answered even so.
     assert_eq!(s.peer.read().await["id"], "s-1");
 }
+
+/// A number JSON cannot hold (`1e600`) makes an answer unreadable; small
+/// or large, the request it names fails at once, not after its timeout.
+#[tokio::test(start_paused = true)]
+async fn an_answer_with_a_number_out_of_range_fails_its_request_at_once_whatever_its_size() {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let t = StreamTransport::builder()
+        .max_message_size(1 << 20)
+        .build_duplex(ours, ConnectionHandlers::discard());
+    let (read, write) = tokio::io::split(theirs);
+    let mut peer = Peer {
+        lines: BufReader::new(read).lines(),
+        write,
+    };
+    let small = call(&t, 1);
+    let large = call(&t, 2);
+    peer.read().await;
+    peer.read().await;
+    peer.line(r#"{"jsonrpc":"2.0","id":1,"result":{"n":1.52e600}}"#)
+        .await;
+    let padding = "x".repeat(16 * 1024);
+    peer.line(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"result":{{"pad":"{padding}","n":1.52e600}}}}"#
+    ))
+    .await;
+    for f in [small, large] {
+        let (outcome, took) = timed(f).await;
+        assert!(
+            matches!(outcome, Err(TransportError::Malformed { .. })),
+            "expected Malformed, got {outcome:?} after {took:?}"
+        );
+        assert_eq!(took, Duration::ZERO, "the request waited for its timeout");
+    }
+    assert!(t.is_alive());
+}

@@ -14,23 +14,32 @@ pub fn jsonrpc(input: &[u8]) {
     let parsed = Inbound::parse(input);
     // The general path alone: JSON first, then the envelope.
     let general = serde_json::from_slice::<Value>(input)
-        .map_err(|e| ParseError {
-            kind: ParseErrorKind::NotJson(e.to_string()),
-            id: None,
-            request: false,
+        .map_err(|e| {
+            let start = sniff(&input[..input.len().min(PREFIX_LEN)]);
+            ParseError {
+                kind: ParseErrorKind::NotJson(e.to_string()),
+                id: start.id,
+                request: start.request,
+            }
         })
         .and_then(Inbound::from_value);
     assert_eq!(parsed, general, "the fast path and the general one differ");
     if let Some((id, result)) = answer_text(input) {
         // The result's text is checked for JSON syntax, not for numbers
         // out of range: the task waiting for the answer parses it and
-        // fails the request as malformed when that fails.
+        // fails the request as malformed when that fails, as the general
+        // path fails the request its error names.
         match (&parsed, serde_json::from_str::<Value>(result.get())) {
             (Ok(Inbound::Single(Message::Response(r))), Ok(text)) => {
                 assert_eq!(r.id, id);
                 assert_eq!(r.result, text);
             }
-            (Err(_), Err(_)) => {}
+            // An id written after the result cannot be read from the
+            // start of bytes that do not parse; one that can is this id.
+            (Err(e), Err(_)) => assert!(
+                e.id.is_none() || (e.id.as_ref() == Some(&id) && !e.request),
+                "{e:?}"
+            ),
             (parsed, text) => {
                 panic!("answer_text read an answer: {parsed:?} and {text:?}")
             }
