@@ -298,6 +298,23 @@ impl StreamTransport {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// How many requests wait for an answer: the table every path (answer,
+    /// error, timeout, cancel, drop, the peer's end) takes its entry out
+    /// of, so on a long-lived connection this stays at the number of calls
+    /// in flight.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let (a, _b) = tokio::io::duplex(1024);
+    /// let t = mcp_transport_stdio::StreamTransport::duplex(a, mcp_transport::ConnectionHandlers::discard());
+    /// assert_eq!(t.pending_count(), 0);
+    /// # }
+    /// ```
+    pub fn pending_count(&self) -> usize {
+        self.engine.pending_count()
+    }
 }
 
 impl Transport for StreamTransport {

@@ -16,7 +16,8 @@
 //!   feeds every corpus and regression input to the same checks.
 //! - `--planted` builds the library with `--cfg fuzz_planted` (a size bound
 //!   off by one, in `mcp_protocol::framing` and in the HTTP transport's
-//!   SSE reader) into a target folder of its own, runs the targets that
+//!   SSE reader; a dropped request left in the engine's pending table)
+//!   into a target folder of its own, runs the targets that
 //!   have a planted bug from their seeds alone, and prints how long each
 //!   took to find it; nothing of that run is kept.
 //!
@@ -33,7 +34,7 @@ use std::time::{Duration, Instant};
 use crate::{Result, run};
 
 /// The targets with a bug behind `--cfg fuzz_planted`.
-const PLANTED: &[&str] = &["framing", "sse"];
+const PLANTED: &[&str] = &["framing", "sse", "engine"];
 
 /// The most the committed corpora may weigh, in all.
 const MAX_CORPUS_BYTES: u64 = 20 << 20;

@@ -9,6 +9,7 @@
 //! `fuzz/regressions/`) are named.
 
 mod cassette;
+mod engine;
 mod framing;
 mod headers;
 mod jsonrpc;
@@ -18,6 +19,7 @@ mod sse;
 mod www_authenticate;
 
 pub use cassette::cassette;
+pub use engine::engine;
 pub use framing::framing;
 pub use headers::headers;
 pub use jsonrpc::jsonrpc;
@@ -39,6 +41,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("oauth", oauth),
     ("cassette", cassette),
     ("mcp_servers", mcp_servers),
+    ("engine", engine),
 ];
 
 /// Splits `input` into chunks of 1 to 16 bytes, their sizes drawn from
