@@ -315,6 +315,41 @@ impl StreamTransport {
     pub fn pending_count(&self) -> usize {
         self.engine.pending_count()
     }
+
+    /// Resolves once the connection has ended: the peer closed its side
+    /// or went away, writing failed, or the transport was closed. A
+    /// program serving a client over its stdio waits on this to know the
+    /// client left.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use mcp_transport::{ConnectionHandlers, Transport};
+    /// let (a, b) = tokio::io::duplex(1024);
+    /// let t = mcp_transport_stdio::StreamTransport::duplex(a, ConnectionHandlers::discard());
+    /// drop(b); // the peer leaves
+    /// t.ended().await;
+    /// assert!(!t.is_alive());
+    /// # }
+    /// ```
+    pub fn ended(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.engine.shutdown_token().cancelled_owned()
+    }
+
+    /// Closes the connection once what is queued has been written, waiting
+    /// at most `grace` for the peer to take it: the last answers a program
+    /// sends before it exits reach their reader. Pending requests fail with
+    /// [`TransportError::Closed`](mcp_transport::TransportError::Closed),
+    /// as with [`close`](Transport::close), which drops what is queued.
+    pub async fn close_after_writing(&self, grace: std::time::Duration) {
+        drop(self.engine.close());
+        let deadline = tokio::time::Instant::now() + grace;
+        while !self.writer.is_finished() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        self.writer.abort();
+        self.reader.abort();
+    }
 }
 
 impl Transport for StreamTransport {

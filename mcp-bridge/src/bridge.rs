@@ -1,0 +1,155 @@
+//! [`Bridge`]: one upstream server, served to a client over a byte stream
+//! (the process's own stdio, by default).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_transport::{Connector, Transport, TransportError};
+use mcp_transport_stdio::{DEFAULT_MAX_MESSAGE_SIZE, StreamTransport};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tracing::Instrument;
+
+use crate::relay::{Link, downstream_handlers, upstream_handlers};
+
+/// How long the bridge lets the client read its last answers before it
+/// exits, once the server is gone.
+const LAST_WORDS: Duration = Duration::from_secs(2);
+/// How often the bridge looks whether the server is still there.
+const WATCH: Duration = Duration::from_millis(50);
+
+/// Serves an MCP server to a client in the same era: every request,
+/// notification, server request, progress and cancel relayed, `_meta`
+/// kept, errors verbatim; what cannot be relayed gets a JSON-RPC error
+/// that says why. The server is reached through any [`Connector`] (a
+/// [`StdioCommand`](mcp_transport_stdio::StdioCommand), an HTTP transport,
+/// a server of a servers file), on a session of its own for this client.
+///
+/// ```no_run
+/// use mcp_bridge::Bridge;
+/// use mcp_transport_stdio::StdioCommand;
+///
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = StdioCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]);
+/// // Serves it on this process's stdin and stdout until the client leaves.
+/// let ended = Bridge::new(server).serve_stdio().await?;
+/// eprintln!("{ended}");
+/// # Ok(())
+/// # }
+/// ```
+pub struct Bridge {
+    upstream: Arc<dyn Connector>,
+    max_message_size: usize,
+}
+
+impl std::fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bridge")
+            .field("max_message_size", &self.max_message_size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why serving ended.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Ended {
+    /// The client closed its side (stdin's end): the server's session was
+    /// closed with it.
+    #[error("the client left")]
+    ClientLeft,
+    /// The server went away; the client's pending calls were answered
+    /// with an error saying so.
+    #[error("the server is gone: {0}")]
+    ServerGone(String),
+}
+
+/// Why the bridge could not serve at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BridgeError {
+    /// The server could not be reached (started, connected to).
+    #[error("could not reach the server: {0}")]
+    Connect(#[source] TransportError),
+}
+
+impl Bridge {
+    /// A bridge to the server `upstream` connects to.
+    pub fn new(upstream: impl Connector + 'static) -> Bridge {
+        Bridge {
+            upstream: Arc::new(upstream),
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+        }
+    }
+
+    /// The largest message read from the client, in bytes (default
+    /// [`DEFAULT_MAX_MESSAGE_SIZE`]); a longer one is refused with a
+    /// JSON-RPC error and reading goes on.
+    ///
+    /// ```
+    /// # let server = mcp_transport_stdio::StdioCommand::new("server");
+    /// let bridge = mcp_bridge::Bridge::new(server).max_message_size(4 << 20);
+    /// # let _ = bridge;
+    /// ```
+    pub fn max_message_size(mut self, bytes: usize) -> Bridge {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// Serves the client on this process's stdin and stdout until it
+    /// leaves or the server is gone. Nothing but JSON-RPC is written to
+    /// stdout; logs go through `tracing`.
+    pub async fn serve_stdio(self) -> Result<Ended, BridgeError> {
+        self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves the client that writes to `reader` and reads `writer`.
+    pub async fn serve<R, W>(self, reader: R, writer: W) -> Result<Ended, BridgeError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let link = Arc::new(Link::default());
+        let upstream = self
+            .upstream
+            .connect(upstream_handlers(&link))
+            .await
+            .map_err(BridgeError::Connect)?;
+        link.set_upstream(upstream.clone());
+        let downstream = Arc::new(
+            StreamTransport::builder()
+                .name("client")
+                .max_message_size(self.max_message_size)
+                .build(reader, writer, downstream_handlers(&link)),
+        );
+        link.set_downstream(downstream.clone());
+        let serving = async move {
+            tokio::select! {
+                () = downstream.ended() => {
+                    tracing::info!("the client left; closing the server's session");
+                    upstream.close().await;
+                    Ok(Ended::ClientLeft)
+                }
+                () = gone(&upstream) => {
+                    // The client's calls fail with an error that says so; the
+                    // client reads them before the bridge goes.
+                    let deadline = tokio::time::Instant::now() + LAST_WORDS;
+                    while link.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                    downstream.close_after_writing(LAST_WORDS).await;
+                    tracing::warn!("the server is gone");
+                    Ok(Ended::ServerGone("the server's connection ended".into()))
+                }
+            }
+        };
+        serving.instrument(tracing::info_span!("mcp_bridge")).await
+    }
+}
+
+/// Resolves once `transport` is no longer alive.
+async fn gone(transport: &Arc<dyn Transport>) {
+    while transport.is_alive() {
+        tokio::time::sleep(WATCH).await;
+    }
+}

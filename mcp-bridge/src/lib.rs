@@ -1,0 +1,57 @@
+//! Serve any MCP server to any MCP client: the library under `mcp bridge`.
+//!
+//! Many clients can only start a local command, and many servers are
+//! remote, behind OAuth, or of another era. A [`Bridge`] serves one server
+//! to a client over a byte stream (the process's own stdio, as desktop and
+//! editor clients expect), relaying everything within the era both speak:
+//!
+//! * the client's requests, with their ids, params and `_meta`, and the
+//!   server's answers and errors verbatim (codes, messages, data);
+//! * notifications both ways: progress, logging, list and resource
+//!   changes, `initialized`, roots changes;
+//! * the server's own requests (elicitation, sampling, roots, ping), to the
+//!   client and back;
+//! * cancellation both ways: the client's `notifications/cancelled` stops
+//!   the relayed call, which is cancelled upstream, and the server's stops
+//!   the request relayed to the client.
+//!
+//! What cannot be relayed gets a JSON-RPC error that says why, never a
+//! silent drop: a call in flight when the server dies is answered with an
+//! error saying it may have run, and serving ends
+//! ([`Ended::ServerGone`]). When the client leaves (stdin's end), the
+//! server's session is closed (a child process is shut down).
+//!
+//! The server is reached through any [`mcp_transport::Connector`]: a
+//! [`StdioCommand`](mcp_transport_stdio::StdioCommand), the HTTP transport,
+//! a server of a servers file.
+//!
+//! ```no_run
+//! use mcp_bridge::{Bridge, Ended};
+//! use mcp_transport_stdio::StdioCommand;
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = StdioCommand::new("uvx").arg("mcp-server-time");
+//! match Bridge::new(server).serve_stdio().await? {
+//!     Ended::ClientLeft => Ok(()),
+//!     gone => Err(gone.into()),
+//! }
+//! # }
+//! ```
+//!
+//! # Dependencies, and why
+//!
+//! * `mcp-steady-transport-stdio`: the client's side is a
+//!   [`StreamTransport`](mcp_transport_stdio::StreamTransport) over the
+//!   byte stream, whose engine correlates, cancels and bounds messages for
+//!   a peer of either role.
+//! * `tokio`, `futures`, `serde_json`, `tracing`, `thiserror`: the runtime,
+//!   futures, messages, logs (span `mcp_bridge`) and errors.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
+mod bridge;
+mod relay;
+
+pub use bridge::{Bridge, BridgeError, Ended};

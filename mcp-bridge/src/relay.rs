@@ -1,0 +1,265 @@
+//! The relay between one downstream client and its own upstream session:
+//! what each side sends unasked goes to the other, requests carry their
+//! ids, params and `_meta` through, answers and errors come back verbatim.
+//!
+//! Both sides are [`Transport`]s built on the engine, which already does
+//! what a peer of either role needs: the downstream client's requests
+//! reach this relay as the "server requests" of the downstream connection
+//! (each on a task of its own, aborted by the client's
+//! `notifications/cancelled`), and the upstream server's requests reach it
+//! as those of the upstream connection. Dropping a relayed call's future
+//! cancels it on the far side, so a cancel crosses the bridge both ways.
+
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use futures::future::BoxFuture;
+use mcp_protocol::error_codes::INTERNAL_ERROR;
+use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_CANCELLED};
+use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
+use mcp_transport::{
+    ConnectionHandlers, Listener, RequestOptions, ServerRequestHandler, Transport, TransportError,
+};
+use serde_json::Value;
+
+/// One downstream client and its upstream session.
+#[derive(Default)]
+pub(crate) struct Link {
+    downstream: OnceLock<Arc<dyn Transport>>,
+    upstream: OnceLock<Arc<dyn Transport>>,
+    /// Ids of the requests the bridge sends the downstream client (the
+    /// server's requests, relayed): the client's connection is ours, so
+    /// the ids are ours to give.
+    next_id: AtomicI64,
+    /// The client's calls being relayed now.
+    in_flight: AtomicUsize,
+    /// Whether the session is of the legacy era (it began with
+    /// `initialize`): its results carry no `resultType`.
+    legacy: OnceLock<bool>,
+}
+
+impl Link {
+    pub(crate) fn set_upstream(&self, upstream: Arc<dyn Transport>) {
+        let _ = self.upstream.set(upstream);
+    }
+
+    pub(crate) fn set_downstream(&self, downstream: Arc<dyn Transport>) {
+        let _ = self.downstream.set(downstream);
+    }
+
+    /// How many of the client's calls are being relayed.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
+    fn legacy(&self) -> bool {
+        self.legacy.get().copied().unwrap_or(false)
+    }
+}
+
+/// What the upstream connection does with what the server sends unasked:
+/// notifications go to the client, requests to the client and back.
+pub(crate) fn upstream_handlers(link: &Arc<Link>) -> ConnectionHandlers {
+    let to_client = link.clone();
+    let listener = passing(move |n| forward(&to_client.downstream, n.clone(), "client"));
+    ConnectionHandlers::new(listener).with_server_requests(Arc::new(ToClient(link.clone())))
+}
+
+/// What the downstream connection does with what the client sends: its
+/// requests go upstream and back, its notifications upstream.
+pub(crate) fn downstream_handlers(link: &Arc<Link>) -> ConnectionHandlers {
+    let to_server = link.clone();
+    let listener = passing(move |n| {
+        // The engine acts on a cancel itself (it aborts the relayed call,
+        // which cancels it upstream); passing it on would say it twice.
+        if n.method != NOTIFICATION_CANCELLED {
+            forward(&to_server.upstream, n.clone(), "server");
+        }
+    });
+    ConnectionHandlers::new(listener).with_server_requests(Arc::new(ToServer(link.clone())))
+}
+
+/// A listener that hands each notification on as it is read, on the read
+/// loop (sending only queues it, so this never blocks): the far side gets
+/// a call's progress before its answer, as the server sent them.
+fn passing(f: impl Fn(&Notification) + Send + Sync + 'static) -> Listener {
+    let (listener, queue) = Listener::tapped("relayed notifications", 1, Arc::new(f));
+    // Nothing reads the queue: the tap has done the work.
+    drop(queue);
+    listener
+}
+
+/// Sends a notification to the other side, if it is there.
+fn forward(to: &OnceLock<Arc<dyn Transport>>, notification: Notification, side: &str) {
+    let Some(transport) = to.get() else {
+        tracing::debug!(method = %notification.method, "a notification before the {side} was connected");
+        return;
+    };
+    if let Err(e) = transport.notify(notification) {
+        tracing::debug!(error = %e, "a notification for the {side} was not sent");
+    }
+}
+
+/// The client's requests, relayed to the server.
+struct ToServer(Arc<Link>);
+
+impl ServerRequestHandler for ToServer {
+    fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        let link = self.0.clone();
+        Box::pin(async move {
+            let Some(upstream) = link.upstream.get().cloned() else {
+                return Err(ErrorObject::new(
+                    INTERNAL_ERROR,
+                    "the bridge is not connected to the server yet",
+                ));
+            };
+            let initialize = request.method == INITIALIZE;
+            if initialize {
+                let _ = link.legacy.set(true);
+            }
+            let _counted = Counted::new(&link.in_flight);
+            // Progress and a subscription's notifications are tied to
+            // their call; they go to the client as they come.
+            let to_client = link.clone();
+            let tied = passing(move |n| forward(&to_client.downstream, n.clone(), "client"));
+            let mut options = RequestOptions::new().listener(tied);
+            if initialize {
+                // The spec says initialize is never cancelled.
+                options = options.no_wire_cancel();
+            }
+            let method = request.method.clone();
+            match upstream.request(request, options).await {
+                Ok(result) => Ok(as_sent(result, link.legacy())),
+                Err(error) => Err(relayed_error(&method, error, "server")),
+            }
+        })
+    }
+}
+
+/// The server's requests (elicitation, sampling, roots, ping), relayed to
+/// the client.
+struct ToClient(Arc<Link>);
+
+impl ServerRequestHandler for ToClient {
+    fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        let link = self.0.clone();
+        Box::pin(async move {
+            let Some(downstream) = link.downstream.get().cloned() else {
+                return Err(ErrorObject::new(
+                    INTERNAL_ERROR,
+                    "the bridge has no client to ask yet",
+                ));
+            };
+            let id = RequestId::Number(link.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+            let method = request.method.clone();
+            let relayed = Request { id, ..request };
+            match downstream.request(relayed, RequestOptions::new()).await {
+                Ok(result) => Ok(as_sent(result, link.legacy())),
+                Err(error) => Err(relayed_error(&method, error, "client")),
+            }
+        })
+    }
+}
+
+/// A result as its sender wrote it: the transport adds
+/// `resultType: "complete"` where it is missing, which legacy revisions do
+/// not have.
+fn as_sent(mut result: Value, legacy: bool) -> Value {
+    if legacy
+        && let Some(object) = result.as_object_mut()
+        && object.get("resultType").and_then(Value::as_str) == Some("complete")
+    {
+        object.remove("resultType");
+    }
+    result
+}
+
+/// The JSON-RPC error a relayed call's failure becomes: the far side's
+/// own error verbatim, else one that says what happened on the far side
+/// and whether the call may have run there.
+fn relayed_error(method: &str, error: TransportError, side: &str) -> ErrorObject {
+    match error {
+        TransportError::Rpc {
+            code,
+            message,
+            data,
+        } => {
+            let mut object = ErrorObject::new(code, message);
+            object.data = data;
+            object
+        }
+        TransportError::ServerGone(info) => ErrorObject::new(
+            INTERNAL_ERROR,
+            format!(
+                "the bridge lost the {side} during {method} ({}); it may have run",
+                info.reason
+            ),
+        ),
+        other => ErrorObject::new(
+            INTERNAL_ERROR,
+            format!("the bridge could not relay {method} to the {side}: {other}"),
+        ),
+    }
+}
+
+/// Counts itself in while it lives.
+struct Counted<'a>(&'a AtomicUsize);
+
+impl<'a> Counted<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Counted(count)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_legacy_result_loses_only_the_result_type_the_transport_added() {
+        let added = json!({"tools": [], "resultType": "complete"});
+        assert_eq!(as_sent(added.clone(), true), json!({"tools": []}));
+        assert_eq!(as_sent(added.clone(), false), added);
+        let other = json!({"resultType": "input_required"});
+        assert_eq!(as_sent(other.clone(), true), other);
+    }
+
+    #[test]
+    fn an_error_of_the_far_side_is_relayed_verbatim() {
+        let error = TransportError::Rpc {
+            code: -32602,
+            message: "bad".into(),
+            data: Some(json!({"field": "x"})),
+        };
+        let object = relayed_error("tools/call", error, "server");
+        assert_eq!(
+            (object.code, object.message.as_str(), object.data),
+            (-32602, "bad", Some(json!({"field": "x"})))
+        );
+    }
+
+    #[test]
+    fn a_lost_server_says_the_call_may_have_run() {
+        let gone = TransportError::gone(mcp_transport::GoneInfo::new("exit status 1"));
+        let object = relayed_error("tools/call", gone, "server");
+        assert_eq!(object.code, INTERNAL_ERROR);
+        assert!(
+            object.message.contains("may have run"),
+            "{}",
+            object.message
+        );
+        assert!(
+            object.message.contains("exit status 1"),
+            "{}",
+            object.message
+        );
+    }
+}

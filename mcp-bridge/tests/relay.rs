@@ -1,0 +1,153 @@
+//! The bridge in process: the reference server of either era upstream, and
+//! this workspace's client downstream over an in-memory byte stream,
+//! driving what a client does (lists, calls, answers the server's
+//! questions, watches progress, cancels) through the bridge.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_bridge::{Bridge, Ended};
+use mcp_client::prelude::*;
+use mcp_client::protocol::types::CallToolRequestParams;
+use mcp_client::transport::{ConnectionHandlers, Transport};
+use mcp_protocol::Message;
+use mcp_reference_server::{FakeConfig, FakeServer};
+use mcp_transport_stdio::StreamTransport;
+use serde_json::json;
+use tokio::task::JoinHandle;
+
+/// The bridge serving `server` on one end of a duplex, and a connector for
+/// the client on the other end (it connects once).
+fn bridged(
+    server: &FakeServer,
+) -> (
+    JoinHandle<Result<Ended, mcp_bridge::BridgeError>>,
+    ClientEnd,
+) {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(theirs);
+    let bridge = Bridge::new(server.connector());
+    let serving = tokio::spawn(bridge.serve(read, write));
+    (serving, ClientEnd(Mutex::new(Some(ours))))
+}
+
+struct ClientEnd(Mutex<Option<tokio::io::DuplexStream>>);
+
+impl ClientEnd {
+    async fn client(self, builder: ClientBuilder) -> Client {
+        let end = Arc::new(self);
+        builder
+            .connect(move |handlers: ConnectionHandlers| {
+                let stream = end.0.lock().unwrap().take();
+                async move {
+                    let stream = stream.expect("the bridge is connected to once");
+                    Ok(Arc::new(StreamTransport::duplex(stream, handlers)) as Arc<dyn Transport>)
+                }
+            })
+            .await
+            .expect("the client connects through the bridge")
+    }
+}
+
+fn slow(steps: u64, delay_ms: u64) -> CallToolRequestParams {
+    let arguments = json!({"steps": steps, "delayMs": delay_ms});
+    CallToolRequestParams::new("slow").with_arguments(arguments.as_object().cloned().unwrap())
+}
+
+fn asking() -> ClientBuilder {
+    Client::builder()
+        .request_timeout(Duration::from_secs(10))
+        .on_elicitation(|_request, _ctx| async move {
+            let mut form = JsonObject::new();
+            form.insert("name".into(), json!("Ada"));
+            Ok(ElicitResult::accept(form))
+        })
+}
+
+async fn drives_a_session(config: FakeConfig, era: EraMode) {
+    let server = FakeServer::new(config);
+    let (serving, end) = bridged(&server);
+    let client = end.client(asking().era(era)).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let echo = client
+        .call_tool("echo", json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(echo.content[0].as_text(), Some("hi"));
+    // The server's question reaches this client's handler and back.
+    let asked = client.call_tool("elicit", json!({})).await.unwrap();
+    assert!(
+        asked.content[0].as_text().unwrap().contains("Ada"),
+        "{asked:?}"
+    );
+    // Progress crosses the bridge.
+    let seen = Arc::new(AtomicUsize::new(0));
+    let count = seen.clone();
+    let options = CallOptions::new().on_progress(move |_| {
+        count.fetch_add(1, Ordering::SeqCst);
+    });
+    client.call_tool_with(slow(3, 10), &options).await.unwrap();
+    assert_eq!(seen.load(Ordering::SeqCst), 3);
+    // An error of the server's comes back as the server wrote it.
+    let error = client
+        .request_raw("no/such/method", json!({}), &CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("-32601"), "{error}");
+    client.close().await;
+    let ended = tokio::time::timeout(Duration::from_secs(5), serving)
+        .await
+        .expect("the bridge stops when the client leaves")
+        .unwrap()
+        .unwrap();
+    assert_eq!(ended, Ended::ClientLeft);
+}
+
+#[tokio::test]
+async fn a_legacy_session_is_relayed() {
+    drives_a_session(FakeConfig::legacy(), EraMode::Legacy).await;
+}
+
+#[tokio::test]
+async fn a_modern_session_is_relayed() {
+    drives_a_session(FakeConfig::modern(), EraMode::Modern).await;
+}
+
+#[tokio::test]
+async fn a_cancel_crosses_the_bridge() {
+    let server = FakeServer::new(FakeConfig::legacy());
+    let (_serving, end) = bridged(&server);
+    let client = end.client(asking().era(EraMode::Legacy)).await;
+    let cancel = CancellationToken::new();
+    let options = CallOptions::new().cancellation(cancel.clone());
+    let call = client.call_tool_with(slow(100, 20), &options);
+    let later = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(call, later);
+    assert!(result.is_err());
+    // The server heard of it: a cancel naming the call's id.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let cancelled = server.received(0).iter().any(
+            |m| matches!(m, Message::Notification(n) if n.method == "notifications/cancelled"),
+        );
+        if cancelled {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no cancel reached the server"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let echo = client
+        .call_tool("echo", json!({"text": "after"}))
+        .await
+        .unwrap();
+    assert_eq!(echo.content[0].as_text(), Some("after"));
+    client.close().await;
+}
