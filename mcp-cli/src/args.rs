@@ -178,6 +178,15 @@ pub(crate) enum Command {
     /// Show every server of the servers file (--config) with its status,
     /// era and tool count, connecting to all of them at once.
     Servers,
+    /// Serve the server to an MCP client on this process's stdin and
+    /// stdout, for clients that can only start a command: every request,
+    /// notification, server request, progress and cancel relayed within
+    /// the era both speak, errors verbatim. Only JSON-RPC goes to stdout;
+    /// logs and the server's stderr (-v) to stderr. Exits 0 when the
+    /// client leaves, 3 when the server is gone (after answering what was
+    /// pending). A --url server that needs authorization: run `mcp login`
+    /// first (the bridge never reads the terminal).
+    Bridge,
     /// Authorize with the server of --url (OAuth): prints the URL to open,
     /// waits for the browser's redirect on a loopback port, and stores the
     /// tokens, which later --url commands use.

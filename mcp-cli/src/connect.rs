@@ -14,7 +14,7 @@ use mcp_client::protocol::types::{ContentBlock, CreateMessageRequestParams};
 use mcp_client::protocol::types::{CreateMessageResult, Root, SamplingContent};
 use mcp_client::transport::record::Recorder;
 use mcp_client::transport::{Connector, TransportError};
-use mcp_client::{Client, ClientBuilder, EraMode, ErrorKind, HttpTransportBuilder};
+use mcp_client::{Client, ClientBuilder, EraMode, HttpTransportBuilder};
 use mcp_reference_server::{FakeConfig, FakeServer};
 use mcp_transport_stdio::StdioCommand;
 
@@ -156,13 +156,38 @@ pub(crate) fn builder(
     Ok(builder)
 }
 
-/// Connects to the server, through `recorder` when recording.
-pub(crate) async fn connect(
+/// The server as a [`Connector`], with what is needed to explain a failure
+/// to reach it.
+pub(crate) struct Upstream {
+    /// Its name in logs and errors (a URL without credentials).
+    pub(crate) name: String,
+    pub(crate) connector: Arc<dyn Connector>,
+    /// The URL and its stored authorization, for an HTTP server.
+    http: Option<(String, Option<mcp_auth::OAuthProvider>)>,
+}
+
+impl Upstream {
+    /// What to tell the user about a failure to connect: why the stored
+    /// authorization failed, or to log in when the server asks for it.
+    pub(crate) fn hint(&self, error: Option<&TransportError>) -> Option<String> {
+        let (url, oauth) = self.http.as_ref()?;
+        match oauth.as_ref().and_then(|o| o.last_error()) {
+            Some(why) => Some(why),
+            None if matches!(error, Some(TransportError::AuthorizationRequired { .. })) => {
+                Some(crate::auth::login_hint(url))
+            }
+            None => None,
+        }
+    }
+}
+
+/// The server the command line names, as a connector, through `recorder`
+/// when recording.
+pub(crate) fn upstream(
     cli: &Cli,
     server: Server,
-    builder: ClientBuilder,
     recorder: Option<&Recorder>,
-) -> Outcome<Client> {
+) -> Outcome<Upstream> {
     let (name, connector): (String, Arc<dyn Connector>) = match server {
         Server::Embedded => (
             "embedded".to_owned(),
@@ -224,22 +249,11 @@ pub(crate) async fn connect(
                 Some(recorder) => Arc::new(recorder.connector(http)),
                 None => Arc::new(http),
             };
-            // The name shows in logs and errors: without credentials.
-            let connected = builder
-                .server_name(mcp_client::transport::record::redact_url(&url))
-                .connect(move |handlers| connector.connect(handlers))
-                .await;
-            return connected.map_err(|e| {
-                let unauthorized = matches!(
-                    e.kind(),
-                    ErrorKind::Transport(TransportError::AuthorizationRequired { .. })
-                );
-                let failure = Failure::connecting(e);
-                match oauth.and_then(|o| o.last_error()) {
-                    Some(why) => failure.hint(why),
-                    None if unauthorized => failure.hint(crate::auth::login_hint(&url)),
-                    None => failure,
-                }
+            return Ok(Upstream {
+                // Shown in logs and errors: without credentials.
+                name: mcp_client::transport::record::redact_url(&url),
+                connector,
+                http: Some((url, oauth)),
             });
         }
     };
@@ -247,11 +261,34 @@ pub(crate) async fn connect(
         Some(recorder) => Arc::new(recorder.connector(connector)),
         None => connector,
     };
+    Ok(Upstream {
+        name,
+        connector,
+        http: None,
+    })
+}
+
+/// Connects to the server, through `recorder` when recording.
+pub(crate) async fn connect(
+    cli: &Cli,
+    server: Server,
+    builder: ClientBuilder,
+    recorder: Option<&Recorder>,
+) -> Outcome<Client> {
+    let upstream = upstream(cli, server, recorder)?;
+    let connector = upstream.connector.clone();
     builder
-        .server_name(name)
-        .connect(connector)
+        .server_name(upstream.name.clone())
+        .connect(move |handlers| connector.connect(handlers))
         .await
-        .map_err(Failure::connecting)
+        .map_err(|e| {
+            let hint = upstream.hint(e.transport_error());
+            let failure = Failure::connecting(e);
+            match hint {
+                Some(hint) => failure.hint(hint),
+                None => failure,
+            }
+        })
 }
 
 /// The HTTP transport for `url` with the --header values.

@@ -45,7 +45,8 @@
 //! `prompts list|get NAME [KEY=VALUE…]`, `skills list|get URI|read URI
 //! [FILE]` (the Skills extension; `read` verifies what it prints against
 //! the skill's entry), `complete prompt|resource REF ARGUMENT [VALUE]`,
-//! `ping`, `watch`.
+//! `ping`, `watch`, `bridge` (the server served on stdio to a client that
+//! starts commands, every message relayed within the era both speak).
 //!
 //! # Output
 //!
@@ -167,6 +168,15 @@ async fn run(cli: Cli) -> Outcome {
             )),
         };
     }
+    if matches!(cli.command, Some(args::Command::Bridge)) {
+        let recorder = record::recorder(&cli)?;
+        let upstream = connect::upstream(&cli, server, recorder.as_ref())?;
+        let outcome = commands::bridge::run(upstream, interrupted).await;
+        return match (&recorder, cli.server.record.clone()) {
+            (Some(recorder), Some(path)) => record::finish(recorder, &path, outcome),
+            _ => outcome,
+        };
+    }
     let builder = connect::builder(&cli, &progress, std::io::stdin().is_terminal())?;
     let recorder = record::recorder(&cli)?;
     let path = cli.server.record.clone();
@@ -233,11 +243,16 @@ fn on_interrupt() -> CancellationToken {
     {
         use tokio::signal::unix::{SignalKind, signal};
         // Installed now, not at the first poll, so no Ctrl-C is missed.
-        if let Ok(mut sigint) = signal(SignalKind::interrupt()) {
-            tokio::spawn(async move {
-                sigint.recv().await;
-                cancel.cancel();
-            });
+        // SIGTERM (how a desktop client stops a server it started) is
+        // taken the same way, so that a server of ours is shut down too.
+        for kind in [SignalKind::interrupt(), SignalKind::terminate()] {
+            if let Ok(mut signal) = signal(kind) {
+                let cancel = cancel.clone();
+                tokio::spawn(async move {
+                    signal.recv().await;
+                    cancel.cancel();
+                });
+            }
         }
     }
     #[cfg(not(unix))]

@@ -10,6 +10,7 @@ use crate::exit::Outcome;
 use crate::output::Output;
 use crate::progress::Progress;
 
+pub(crate) mod bridge;
 mod complete;
 mod inspect;
 mod ping;
@@ -73,6 +74,9 @@ pub(crate) async fn run(ctx: &Ctx, command: Option<Command>) -> Outcome {
         )),
         Command::Login | Command::Logout => Err(crate::exit::Failure::usage(
             "`mcp login` and `mcp logout` run before connecting",
+        )),
+        Command::Bridge => Err(crate::exit::Failure::usage(
+            "`mcp bridge` serves the server itself, with no client of its own",
         )),
     }
 }

@@ -1,0 +1,42 @@
+//! `mcp bridge`: the server served to an MCP client on this process's
+//! stdio, every message relayed within the era both speak.
+
+use mcp_bridge::{Bridge, BridgeError, Ended};
+use mcp_client::transport::CancellationToken;
+
+use crate::connect::Upstream;
+use crate::exit::{Failure, Kind, Outcome};
+
+/// Serves `upstream` on stdin and stdout until the client leaves (exit
+/// 0), the server is gone (exit 3, after answering what was pending), or
+/// a signal stops it (exit 130). Nothing is ever read from the terminal:
+/// stdin carries the protocol.
+pub(crate) async fn run(upstream: Upstream, interrupted: CancellationToken) -> Outcome {
+    let name = upstream.name.clone();
+    let bridge = Bridge::new(upstream.connector.clone());
+    let ended = tokio::select! {
+        ended = bridge.serve_stdio() => ended,
+        // Dropping the bridge closes both sides: the server's session
+        // ends and a child process is shut down.
+        () = interrupted.cancelled() => return Err(Failure::interrupted()),
+    };
+    match ended {
+        Ok(Ended::ClientLeft) => Ok(()),
+        Ok(gone) => Err(Failure::new(
+            Kind::Connection,
+            format!("bridge to {name}: {gone}"),
+        )),
+        Err(BridgeError::Connect(error)) => {
+            let hint = upstream.hint(Some(&error));
+            let failure = Failure::new(
+                Kind::Connection,
+                format!("bridge: could not connect to {name}: {error}"),
+            );
+            Err(match hint {
+                Some(hint) => failure.hint(hint),
+                None => failure,
+            })
+        }
+        Err(other) => Err(Failure::new(Kind::Connection, format!("bridge: {other}"))),
+    }
+}

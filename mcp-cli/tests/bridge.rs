@@ -1,0 +1,262 @@
+//! `mcp bridge` as real processes: a client (this workspace's, over the
+//! bridge's stdio) through the `mcp` binary to the reference server
+//! binary, in either era; the bridge's end when its client leaves, when a
+//! signal stops it and when its server dies, with no process left behind.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use mcp_client::prelude::*;
+use mcp_client::protocol::types::CallToolRequestParams;
+use serde_json::{Value, json};
+
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+
+fn server() -> String {
+    mcp_reference_server::binaries::server_path()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The bridge in front of the reference server of `era`, as a command.
+fn bridge(era: &str) -> StdioCommand {
+    StdioCommand::new(MCP).args(["bridge", "--", &server(), "--era", era])
+}
+
+fn slow(steps: u64, delay_ms: u64) -> CallToolRequestParams {
+    let arguments = json!({"steps": steps, "delayMs": delay_ms});
+    CallToolRequestParams::new("slow").with_arguments(arguments.as_object().cloned().unwrap())
+}
+
+async fn a_session_through_the_bridge(era: &str) {
+    let client = Client::builder()
+        .request_timeout(Duration::from_secs(20))
+        .on_elicitation(|_request, _ctx| async move {
+            let mut form = JsonObject::new();
+            form.insert("name".into(), json!("Ada"));
+            Ok(ElicitResult::accept(form))
+        })
+        .connect(bridge(era))
+        .await
+        .expect("the client connects through the bridge");
+    assert_eq!(client.era().to_string(), era, "the era is the server's");
+    let echo = client
+        .call_tool("echo", json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(echo.content[0].as_text(), Some("hi"));
+    let asked = client.call_tool("elicit", json!({})).await.unwrap();
+    assert!(
+        asked.content[0].as_text().unwrap().contains("Ada"),
+        "{asked:?}"
+    );
+    let seen = Arc::new(AtomicUsize::new(0));
+    let count = seen.clone();
+    let options = CallOptions::new().on_progress(move |_| {
+        count.fetch_add(1, Ordering::SeqCst);
+    });
+    client.call_tool_with(slow(3, 20), &options).await.unwrap();
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        3,
+        "progress crossed the bridge"
+    );
+    let cancel = CancellationToken::new();
+    let options = CallOptions::new().cancellation(cancel.clone());
+    let call = client.call_tool_with(slow(100, 20), &options);
+    let later = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    };
+    let (cancelled, ()) = tokio::join!(call, later);
+    assert!(cancelled.is_err());
+    let after = client
+        .call_tool("echo", json!({"text": "after"}))
+        .await
+        .unwrap();
+    assert_eq!(after.content[0].as_text(), Some("after"));
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_legacy_server_through_the_bridge() {
+    a_session_through_the_bridge("legacy").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_modern_server_through_the_bridge() {
+    a_session_through_the_bridge("modern").await;
+}
+
+/// The bridge as a process of its own, with its stdio in our hands.
+struct Running {
+    child: Child,
+    lines: BufReader<std::process::ChildStdout>,
+}
+
+impl Running {
+    fn start(upstream: &[&str]) -> Running {
+        let mut child = Command::new(MCP)
+            .arg("bridge")
+            .arg("--")
+            .args(upstream)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mcp starts");
+        let lines = BufReader::new(child.stdout.take().unwrap());
+        Running { child, lines }
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        self.lines.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
+    }
+
+    /// Initializes, and returns the server's pid (the bridge's child).
+    fn initialize(&mut self) -> u32 {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+        );
+        let answer = self.read();
+        assert_eq!(answer["id"], 1, "{answer}");
+        assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        children(self.child.id())
+            .first()
+            .copied()
+            .expect("the bridge runs the server as its child")
+    }
+
+    /// Waits at most `limit` for the bridge to exit; its exit code.
+    fn exit_within(&mut self, limit: Duration) -> i32 {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            if start.elapsed() > limit {
+                let _ = self.child.kill();
+                panic!("the bridge did not exit within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stderr(&mut self) -> String {
+        let mut text = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut text);
+        }
+        text
+    }
+}
+
+/// The pids of `pid`'s children (Linux).
+fn children(pid: u32) -> Vec<u32> {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Whether a process with this pid still runs (a zombie does not count).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| !stat.contains(") Z "))
+        .unwrap_or(false)
+}
+
+fn gone_within(pid: u32, limit: Duration) -> bool {
+    let start = Instant::now();
+    while running(pid) {
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+#[test]
+fn when_the_client_leaves_the_bridge_and_its_server_exit() {
+    let mut bridge = Running::start(&[&server(), "--era", "legacy"]);
+    let server = bridge.initialize();
+    drop(bridge.child.stdin.take());
+    assert_eq!(
+        bridge.exit_within(Duration::from_secs(5)),
+        0,
+        "{}",
+        bridge.stderr()
+    );
+    assert!(
+        gone_within(server, Duration::from_secs(5)),
+        "the server outlived the bridge"
+    );
+}
+
+#[test]
+fn a_signal_stops_the_bridge_and_its_server() {
+    // SIGINT, as a terminal's Ctrl-C sends; SIGTERM, as a desktop client
+    // stopping the server it started does.
+    for signal in ["-INT", "-TERM"] {
+        let mut bridge = Running::start(&[&server(), "--era", "legacy"]);
+        let server = bridge.initialize();
+        let sent = Command::new("kill")
+            .args([signal, &bridge.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        assert_eq!(bridge.exit_within(Duration::from_secs(5)), 130, "{signal}");
+        assert!(
+            gone_within(server, Duration::from_secs(5)),
+            "the server outlived the bridge ({signal})"
+        );
+    }
+}
+
+#[test]
+fn when_the_server_dies_mid_call_the_call_is_answered_and_the_bridge_exits() {
+    let mut bridge = Running::start(&[&server(), "--era", "legacy"]);
+    let server = bridge.initialize();
+    bridge.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"steps": 100, "delayMs": 50}}}));
+    std::thread::sleep(Duration::from_millis(200));
+    Command::new("kill")
+        .args(["-KILL", &server.to_string()])
+        .status()
+        .unwrap();
+    let answer = bridge.read();
+    assert_eq!(answer["id"], 2, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("may have run"), "{answer}");
+    assert_eq!(bridge.exit_within(Duration::from_secs(5)), 3);
+    let stderr = bridge.stderr();
+    assert!(stderr.contains("server is gone"), "{stderr}");
+}
+
+#[test]
+fn a_server_that_cannot_start_is_an_error_on_stderr_and_nothing_on_stdout() {
+    let mut bridge = Running::start(&["/nonexistent/mcp-server"]);
+    assert_eq!(bridge.exit_within(Duration::from_secs(5)), 3);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut bridge.lines, &mut rest).unwrap();
+    assert_eq!(rest, "", "stdout carries only JSON-RPC");
+    let stderr = bridge.stderr();
+    assert!(stderr.contains("could not connect"), "{stderr}");
+}
