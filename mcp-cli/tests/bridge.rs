@@ -3,6 +3,8 @@
 //! binary, in either era; the bridge's end when its client leaves, when a
 //! signal stops it and when its server dies, with no process left behind.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -26,12 +28,17 @@ fn bridge(era: &str) -> StdioCommand {
     StdioCommand::new(MCP).args(["bridge", "--", &server(), "--era", era])
 }
 
+/// The bridge in front of a server at `url`, as a command.
+fn bridge_to(url: &str) -> StdioCommand {
+    StdioCommand::new(MCP).args(["bridge", "--url", url])
+}
+
 fn slow(steps: u64, delay_ms: u64) -> CallToolRequestParams {
     let arguments = json!({"steps": steps, "delayMs": delay_ms});
     CallToolRequestParams::new("slow").with_arguments(arguments.as_object().cloned().unwrap())
 }
 
-async fn a_session_through_the_bridge(era: &str) {
+async fn a_session_through_the_bridge(era: &str, bridge: StdioCommand) {
     let client = Client::builder()
         .request_timeout(Duration::from_secs(20))
         .on_elicitation(|_request, _ctx| async move {
@@ -39,7 +46,7 @@ async fn a_session_through_the_bridge(era: &str) {
             form.insert("name".into(), json!("Ada"));
             Ok(ElicitResult::accept(form))
         })
-        .connect(bridge(era))
+        .connect(bridge)
         .await
         .expect("the client connects through the bridge");
     assert_eq!(client.era().to_string(), era, "the era is the server's");
@@ -83,12 +90,20 @@ async fn a_session_through_the_bridge(era: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_legacy_server_through_the_bridge() {
-    a_session_through_the_bridge("legacy").await;
+    a_session_through_the_bridge("legacy", bridge("legacy")).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_modern_server_through_the_bridge() {
-    a_session_through_the_bridge("modern").await;
+    a_session_through_the_bridge("modern", bridge("modern")).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_at_a_url_through_the_bridge_in_each_era() {
+    for era in ["legacy", "modern"] {
+        let server = common::HttpServer::start(era);
+        a_session_through_the_bridge(era, bridge_to(&server.url)).await;
+    }
 }
 
 /// The bridge as a process of its own, with its stdio in our hands.

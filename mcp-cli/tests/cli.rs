@@ -1,9 +1,12 @@
 //! The `mcp` binary driven as a script would: output, JSON and exit codes,
 //! against the embedded server and the reference server binary over stdio.
 
+mod common;
+
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::HttpServer;
 use serde_json::Value;
 
 const MCP: &str = env!("CARGO_BIN_EXE_mcp");
@@ -548,50 +551,6 @@ fn a_url_nobody_listens_on_is_a_connection_error() {
     let o = mcp(&["--url", &url, "tools", "list"]);
     assert_code(&o, 3);
     assert!(stderr(&o).contains("could not connect"), "{}", stderr(&o));
-}
-
-/// `mcp-reference-server --http 0`, killed when dropped.
-struct HttpServer {
-    child: std::process::Child,
-    url: String,
-}
-
-impl HttpServer {
-    fn start(era: &str) -> HttpServer {
-        use std::io::{BufRead, BufReader};
-        let mut child = Command::new(server())
-            .args(["--http", "0", "--era", era])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the reference server starts");
-        let out = child.stdout.take().expect("its stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(out).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
-        let mut server = HttpServer {
-            child,
-            url: String::new(),
-        };
-        server.url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("no URL on the server's first line: {line:?}"))
-            .to_owned();
-        server
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]
