@@ -125,7 +125,7 @@ const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 /// assert_eq!(encode_header_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
 /// ```
 pub fn encode_header_value(value: &str) -> Cow<'_, str> {
-    let plain = value.bytes().all(|b| (0x20..=0x7e).contains(&b))
+    let plain = value.bytes().all(printable)
         && !value.starts_with(' ')
         && !value.ends_with(' ')
         && !looks_encoded(value);
@@ -137,6 +137,20 @@ pub fn encode_header_value(value: &str) -> Cow<'_, str> {
             STANDARD.encode(value.as_bytes())
         ))
     }
+}
+
+/// Whether a byte may be sent as it is: printable ASCII.
+#[cfg(not(fuzz_planted))]
+fn printable(b: u8) -> bool {
+    (0x20..=0x7e).contains(&b)
+}
+
+/// The bug `cargo xtask fuzz --planted` builds in, for the `headers`
+/// target to find: DEL (0x7f) is taken for printable and sent as it is,
+/// a value HTTP refuses and the decoder does not read back.
+#[cfg(fuzz_planted)]
+fn printable(b: u8) -> bool {
+    (0x20..0x80).contains(&b)
 }
 
 fn looks_encoded(value: &str) -> bool {

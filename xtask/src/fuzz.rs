@@ -14,12 +14,20 @@
 //!   to `fuzz/regressions/<target>/`, to be committed with its fix: the
 //!   replay test of `xtask/fuzz-checks` (part of `cargo xtask test`, on stable)
 //!   feeds every corpus and regression input to the same checks.
-//! - `--planted` builds the library with `--cfg fuzz_planted` (a size bound
-//!   off by one, in `mcp_protocol::framing` and in the HTTP transport's
-//!   SSE reader; a dropped request left in the engine's pending table)
-//!   into a target folder of its own, runs the targets that
-//!   have a planted bug from their seeds alone, and prints how long each
-//!   took to find it; nothing of that run is kept.
+//! - `--planted` builds the library with `--cfg fuzz_planted`, which plants
+//!   one bug for each target to find, into a target folder of its own,
+//!   runs the targets that have a planted bug from their seeds alone, and
+//!   prints how long each took to find it; nothing of that run is kept.
+//!   The bugs: a size bound off by one in `mcp_protocol::framing`
+//!   (`framing`) and in the HTTP transport's SSE reader (`sse`); the
+//!   JSON-RPC fast path reading only the major version of `jsonrpc`
+//!   (`jsonrpc`); DEL sent unencoded in a header value (`headers`); a
+//!   quoted string's escaped backslash before its closing quote read as
+//!   an escaped quote (`www_authenticate`); a registration's secret method
+//!   kept without a secret (`oauth`); a cassette's lines split at `\n`
+//!   alone, keeping a `\r` (`cassette`); a `$$` that ends a value of a
+//!   servers file not read as a `$` (`mcp_servers`); a dropped request's
+//!   entry left in the engine's pending table (`engine`).
 //!
 //! cargo-fuzz is installed into `.cache/cargo-fuzz/` when it is not on the
 //! `PATH` (`cargo install cargo-fuzz --locked`); the targets go through
@@ -34,7 +42,17 @@ use std::time::{Duration, Instant};
 use crate::{Result, run};
 
 /// The targets with a bug behind `--cfg fuzz_planted`.
-const PLANTED: &[&str] = &["framing", "sse", "engine"];
+const PLANTED: &[&str] = &[
+    "framing",
+    "jsonrpc",
+    "sse",
+    "headers",
+    "www_authenticate",
+    "oauth",
+    "cassette",
+    "mcp_servers",
+    "engine",
+];
 
 /// The most the committed corpora may weigh, in all.
 const MAX_CORPUS_BYTES: u64 = 20 << 20;

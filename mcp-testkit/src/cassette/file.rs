@@ -111,8 +111,7 @@ impl Cassette {
 
     /// Reads a cassette from its text.
     pub fn parse(text: &str) -> Result<Cassette, CassetteError> {
-        let mut lines = text
-            .lines()
+        let mut lines = split_lines(text)
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty());
         let bad =
@@ -126,7 +125,7 @@ impl Cassette {
         }
         // Each connection opens with a line of its own: no file has more
         // connections than lines, which bounds what a wild `conn` allocates.
-        let most = text.lines().filter(|l| !l.trim().is_empty()).count();
+        let most = split_lines(text).filter(|l| !l.trim().is_empty()).count();
         let mut connections: Vec<Connection> = Vec::new();
         for (n, text) in lines {
             let line: Value = serde_json::from_str(text).map_err(|e| bad(n, e.to_string()))?;
@@ -221,4 +220,18 @@ impl Cassette {
             })
             .collect()
     }
+}
+
+/// The lines of a cassette file, without their line ends (`\n` or `\r\n`).
+#[cfg(not(fuzz_planted))]
+fn split_lines(text: &str) -> std::str::Lines<'_> {
+    text.lines()
+}
+
+/// The bug `cargo xtask fuzz --planted` builds in, for the `cassette`
+/// target to find: lines split at `\n` alone keep a Windows line end's
+/// `\r`, which a line that cannot be read then reports.
+#[cfg(fuzz_planted)]
+fn split_lines(text: &str) -> std::str::Split<'_, char> {
+    text.split('\n')
 }
