@@ -38,6 +38,15 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     let method = request.method.as_str();
     let config = session.config();
     if method == methods::INITIALIZE {
+        if params
+            .get("_meta")
+            .is_some_and(|m| m.get(PROTOCOL_VERSION).is_some())
+        {
+            // A modern request naming the handshake the modern revisions
+            // removed: a method this server does not have.
+            return Reply::Now(Err(method_not_found(method)));
+        }
+        // A legacy client's handshake: the versions to speak instead.
         let requested = params
             .get("protocolVersion")
             .cloned()
@@ -62,7 +71,16 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
         ))));
     };
     if !config.modern_versions.iter().any(|v| v == version) {
-        return Reply::Now(Err(unsupported_version(&config.all_versions(), version)));
+        // By default every revision accepted, legacy ones included (a
+        // client learns it may fall back to `initialize`); with the
+        // conformance fixtures, what `server/discover` lists, as the
+        // suite checks the two agree.
+        let supported = if config.conformance {
+            config.modern_versions.clone()
+        } else {
+            config.all_versions()
+        };
+        return Reply::Now(Err(unsupported_version(&supported, version)));
     }
     if let Some(capability) = capability
         && !config.advertises(capability)
@@ -86,25 +104,28 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     let result = match method {
         methods::SERVER_DISCOVER => Ok(discover(session)),
         methods::SUBSCRIPTIONS_LISTEN => return listen(session, request.id, &params),
-        methods::TOOLS_CALL => {
-            return match tools::call(ctx, &params) {
-                Reply::Now(r) => Reply::Now(r.map(|v| decorate(session, v, false))),
-                Reply::Later(work) => {
-                    let session = session.clone();
-                    Reply::Later(Box::pin(async move {
-                        work.await.map(|v| decorate(&session, v, false))
-                    }))
-                }
-                Reply::Held => Reply::Held,
-            };
-        }
+        methods::TOOLS_CALL => return decorated(session, tools::call(ctx, &params)),
         methods::RESOURCES_READ => catalog::read(session, &params, true),
-        methods::PROMPTS_GET => catalog::get_prompt(session, &params),
+        methods::PROMPTS_GET => return decorated(session, tools::get_prompt(ctx, &params)),
         methods::COMPLETION_COMPLETE => catalog::complete(session, &params),
         m if skills::is_skills_method(m) => skills::handle(session, m, &params),
         list => catalog::list(session, list, &params),
     };
     Reply::Now(result.map(|v| decorate(session, v, cacheable)))
+}
+
+/// A reply of a request that may ask for input, decorated when it comes.
+fn decorated(session: &Session, reply: Reply) -> Reply {
+    match reply {
+        Reply::Now(r) => Reply::Now(r.map(|v| decorate(session, v, false))),
+        Reply::Later(work) => {
+            let session = session.clone();
+            Reply::Later(Box::pin(async move {
+                work.await.map(|v| decorate(&session, v, false))
+            }))
+        }
+        Reply::Held => Reply::Held,
+    }
 }
 
 /// Adds `resultType` (when absent), `_meta` serverInfo, and for cacheable
