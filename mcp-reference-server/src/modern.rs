@@ -6,10 +6,11 @@ use mcp_protocol::meta::{
     CLIENT_CAPABILITIES, LOG_LEVEL, PROTOCOL_VERSION, SERVER_INFO, SUBSCRIPTION_ID,
 };
 use mcp_protocol::methods;
-use mcp_protocol::{Request, RequestId};
+use mcp_protocol::{ErrorObject, Request, RequestId};
 use serde_json::{Map, Value, json};
 
 use super::catalog;
+use super::config::FakeConfig;
 use super::errors::{invalid_params, method_not_found, unsupported_version};
 use super::session::{Reply, Session};
 use super::skills;
@@ -38,23 +39,7 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     let method = request.method.as_str();
     let config = session.config();
     if method == methods::INITIALIZE {
-        if params
-            .get("_meta")
-            .is_some_and(|m| m.get(PROTOCOL_VERSION).is_some())
-        {
-            // A modern request naming the handshake the modern revisions
-            // removed: a method this server does not have.
-            return Reply::Now(Err(method_not_found(method)));
-        }
-        // A legacy client's handshake: the versions to speak instead.
-        let requested = params
-            .get("protocolVersion")
-            .cloned()
-            .unwrap_or(Value::Null);
-        return Reply::Now(Err(unsupported_version(
-            &config.modern_versions,
-            &requested,
-        )));
+        return Reply::Now(Err(initialize(config, &params)));
     }
     let Some(capability) = capability_of(method) else {
         return Reply::Now(Err(method_not_found(method)));
@@ -112,6 +97,24 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
         list => catalog::list(session, list, &params),
     };
     Reply::Now(result.map(|v| decorate(session, v, cacheable)))
+}
+
+/// The error an `initialize` gets: a modern request (a modern version in
+/// its `_meta`) names the handshake the modern revisions removed, a method
+/// this server does not have; a legacy client's handshake learns the
+/// versions to speak instead.
+fn initialize(config: &FakeConfig, params: &Value) -> ErrorObject {
+    if params
+        .get("_meta")
+        .is_some_and(|m| m.get(PROTOCOL_VERSION).is_some())
+    {
+        return method_not_found(methods::INITIALIZE);
+    }
+    let requested = params
+        .get("protocolVersion")
+        .cloned()
+        .unwrap_or(Value::Null);
+    unsupported_version(&config.modern_versions, &requested)
 }
 
 /// A reply of a request that may ask for input, decorated when it comes.

@@ -137,6 +137,8 @@ impl Content {
         let content = media_tools(content);
         let content = behaviour_tools(content);
         let content = input_tools(content);
+        let content = multi_round_tools(content);
+        let content = stateful_round_tools(content);
         let content = resources(content);
         prompts(content)
     }
@@ -244,7 +246,7 @@ fn behaviour_tools(content: Content) -> Content {
 }
 
 /// Tools that ask the client for input: elicitation schemas, a capability
-/// the client must have declared, and the SEP-2322 multi-round flows.
+/// the client must have declared, a request on a response stream.
 fn input_tools(content: Content) -> Content {
     let elicit_with = |schema: Value| {
         one(request(
@@ -275,6 +277,12 @@ fn input_tools(content: Content) -> Content {
             "Asks the user for a name (modern: an input_required result on the response stream).",
             asks(vec![one(name())], "Hello:"),
         ))
+}
+
+/// The SEP-2322 multi-round tools.
+fn multi_round_tools(content: Content) -> Content {
+    let name = || elicit("user_name", "What is your name?", "name", "string");
+    content
         .with_tool(tool(
             "test_input_required_result_elicitation",
             "Asks the user's name, then greets them.",
@@ -283,7 +291,14 @@ fn input_tools(content: Content) -> Content {
         .with_tool(tool(
             "test_input_required_result_sampling",
             "Asks the client's model a question.",
-            asks(vec![one(sample("capital_question", "What is the capital of France?", 100))], "Answered:"),
+            asks(
+                vec![one(sample(
+                    "capital_question",
+                    "What is the capital of France?",
+                    100,
+                ))],
+                "Answered:",
+            ),
         ))
         .with_tool(tool(
             "test_input_required_result_list_roots",
@@ -293,7 +308,10 @@ fn input_tools(content: Content) -> Content {
         .with_tool(tool(
             "test_input_required_result_request_state",
             "Asks a confirmation; its answer comes back with the state checked (state-ok).",
-            asks(vec![one(elicit("confirm", "Please confirm", "ok", "boolean"))], "state-ok:"),
+            asks(
+                vec![one(elicit("confirm", "Please confirm", "ok", "boolean"))],
+                "state-ok:",
+            ),
         ))
         .with_tool(tool(
             "test_input_required_result_multiple_inputs",
@@ -307,13 +325,30 @@ fn input_tools(content: Content) -> Content {
                 "All answered:",
             ),
         ))
+}
+
+/// The SEP-2322 tools of several rounds, of a checked state, and of
+/// requests each asked only of a capable client.
+fn stateful_round_tools(content: Content) -> Content {
+    let name = || elicit("user_name", "What is your name?", "name", "string");
+    content
         .with_tool(tool(
             "test_input_required_result_multi_round",
             "Asks a name, then a favourite colour, in two rounds.",
             asks(
                 vec![
-                    one(elicit("step1", "Step 1: What is your name?", "name", "string")),
-                    one(elicit("step2", "Step 2: What is your favorite color?", "color", "string")),
+                    one(elicit(
+                        "step1",
+                        "Step 1: What is your name?",
+                        "name",
+                        "string",
+                    )),
+                    one(elicit(
+                        "step2",
+                        "Step 2: What is your favorite color?",
+                        "color",
+                        "string",
+                    )),
                 ],
                 "Both rounds answered:",
             ),
@@ -321,7 +356,10 @@ fn input_tools(content: Content) -> Content {
         .with_tool(tool(
             "test_input_required_result_tampered_state",
             "Asks a confirmation; a requestState changed in any way is rejected as invalid params.",
-            asks(vec![one(elicit("confirm", "Please confirm", "ok", "boolean"))], "Confirmed:"),
+            asks(
+                vec![one(elicit("confirm", "Please confirm", "ok", "boolean"))],
+                "Confirmed:",
+            ),
         ))
         .with_tool(tool(
             "test_input_required_result_capabilities",

@@ -71,78 +71,10 @@ pub(crate) fn call(
     params: &Value,
 ) -> Reply {
     match fixture {
-        ConformanceTool::Logging => Reply::Later(Box::pin(async move {
-            let lines = [
-                "Tool execution started",
-                "Tool processing data",
-                "Tool execution completed",
-            ];
-            for (n, line) in lines.into_iter().enumerate() {
-                if n > 0 {
-                    tokio::time::sleep(SPACING).await;
-                }
-                ctx.log("info", json!(line));
-            }
-            Ok(text("Logged three messages while running."))
-        })),
-        ConformanceTool::Progress => Reply::Later(Box::pin(async move {
-            for (n, progress) in [0, 50, 100].into_iter().enumerate() {
-                if n > 0 {
-                    tokio::time::sleep(SPACING).await;
-                }
-                if let Some(token) = &ctx.progress_token {
-                    let params =
-                        json!({ "progressToken": token, "progress": progress, "total": 100 });
-                    let note = Notification::new(methods::NOTIFICATION_PROGRESS, Some(params));
-                    ctx.session
-                        .send_for(Message::Notification(note), Some(&ctx.request));
-                }
-            }
-            Ok(text("Reported progress 0, 50 and 100 of 100."))
-        })),
-        ConformanceTool::Sampling => {
-            let prompt = argument(args, "prompt", "Say hello.");
-            let request = InputRequest::new(
-                "response",
-                methods::SAMPLING_CREATE_MESSAGE,
-                json!({
-                    "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
-                    "maxTokens": 100,
-                }),
-            );
-            let ending = Ending::tool_with(|answers| {
-                let answer = &answers["response"];
-                let said = answer["content"]["text"]
-                    .as_str()
-                    .map_or_else(|| answer.to_string(), str::to_owned);
-                text(format!("LLM response: {said}"))
-            });
-            let rounds = vec![InputRound::Ask(vec![request])];
-            tools::ask(ctx, name, rounds, params, ending)
-        }
-        ConformanceTool::Elicitation => {
-            let message = argument(args, "message", "Please provide your information");
-            let request = InputRequest::new(
-                "response",
-                methods::ELICITATION_CREATE,
-                json!({
-                    "message": message,
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": {
-                            "username": { "type": "string", "description": "User's response" },
-                            "email": { "type": "string", "description": "User's email address" },
-                        },
-                        "required": ["username", "email"],
-                    },
-                }),
-            );
-            let ending = Ending::tool_with(|answers| {
-                text(format!("User response: {}", answers["response"]))
-            });
-            let rounds = vec![InputRound::Ask(vec![request])];
-            tools::ask(ctx, name, rounds, params, ending)
-        }
+        ConformanceTool::Logging => logging(ctx),
+        ConformanceTool::Progress => progress(ctx),
+        ConformanceTool::Sampling => sampling(ctx, name, args, params),
+        ConformanceTool::Elicitation => elicitation(ctx, name, args, params),
         ConformanceTool::Asks { rounds, summary } => {
             let summary = summary.clone();
             let ending = Ending::tool_with(move |answers| {
@@ -155,6 +87,94 @@ pub(crate) fn call(
             Reply::Now(Ok(text("Announced a change of the prompt list.")))
         }
     }
+}
+
+fn logging(ctx: Ctx) -> Reply {
+    Reply::Later(Box::pin(async move {
+        let lines = [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed",
+        ];
+        for (n, line) in lines.into_iter().enumerate() {
+            if n > 0 {
+                tokio::time::sleep(SPACING).await;
+            }
+            ctx.log("info", json!(line));
+        }
+        Ok(text("Logged three messages while running."))
+    }))
+}
+
+fn progress(ctx: Ctx) -> Reply {
+    Reply::Later(Box::pin(async move {
+        for (n, progress) in [0, 50, 100].into_iter().enumerate() {
+            if n > 0 {
+                tokio::time::sleep(SPACING).await;
+            }
+            if let Some(token) = &ctx.progress_token {
+                let params = json!({ "progressToken": token, "progress": progress, "total": 100 });
+                let note = Notification::new(methods::NOTIFICATION_PROGRESS, Some(params));
+                ctx.session
+                    .send_for(Message::Notification(note), Some(&ctx.request));
+            }
+        }
+        Ok(text("Reported progress 0, 50 and 100 of 100."))
+    }))
+}
+
+fn sampling(ctx: Ctx, name: &str, args: &Map<String, Value>, params: &Value) -> Reply {
+    let prompt = argument(args, "prompt", "Say hello.");
+    let request = InputRequest::new(
+        "response",
+        methods::SAMPLING_CREATE_MESSAGE,
+        json!({
+            "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+            "maxTokens": 100,
+        }),
+    );
+    let ending = Ending::tool_with(|answers| {
+        let answer = &answers["response"];
+        let said = answer["content"]["text"]
+            .as_str()
+            .map_or_else(|| answer.to_string(), str::to_owned);
+        text(format!("LLM response: {said}"))
+    });
+    tools::ask(
+        ctx,
+        name,
+        vec![InputRound::Ask(vec![request])],
+        params,
+        ending,
+    )
+}
+
+fn elicitation(ctx: Ctx, name: &str, args: &Map<String, Value>, params: &Value) -> Reply {
+    let message = argument(args, "message", "Please provide your information");
+    let request = InputRequest::new(
+        "response",
+        methods::ELICITATION_CREATE,
+        json!({
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "username": { "type": "string", "description": "User's response" },
+                    "email": { "type": "string", "description": "User's email address" },
+                },
+                "required": ["username", "email"],
+            },
+        }),
+    );
+    let ending =
+        Ending::tool_with(|answers| text(format!("User response: {}", answers["response"])));
+    tools::ask(
+        ctx,
+        name,
+        vec![InputRound::Ask(vec![request])],
+        params,
+        ending,
+    )
 }
 
 /// A string argument, or `default` when it is missing.
