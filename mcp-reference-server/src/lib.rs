@@ -87,8 +87,9 @@
 //! `test_sampling`, `test_elicitation`, `test_elicitation_sep1034_defaults`,
 //! `test_elicitation_sep1330_enums`, `test_missing_capability`,
 //! `test_streaming_elicitation`, `test_trigger_tool_change`,
-//! `test_trigger_prompt_change` and the `test_input_required_result_*`
-//! tools; the resources `test://static-text`, `test://static-binary`,
+//! `test_trigger_prompt_change`, `test_header_param` (an `x-mcp-header`
+//! argument), `json_schema_2020_12_tool` (a JSON Schema 2020-12 input
+//! schema) and the `test_input_required_result_*` tools; the resources `test://static-text`, `test://static-binary`,
 //! `test://watched-resource` and the template `test://template/{id}/data`;
 //! the prompts `test_simple_prompt`, `test_prompt_with_arguments`,
 //! `test_prompt_with_embedded_resource`, `test_prompt_with_image` and

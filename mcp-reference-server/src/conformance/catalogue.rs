@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::ConformanceTool;
 use super::media::{RED_PIXEL_PNG, image, silent_wav};
+use super::schemas::{defaults_schema, enums_schema, header_param_schema, schema_2020_12};
 use crate::content::{Content, base64};
 use crate::entries::{
     FakePrompt, FakeResource, FakeTemplate, FakeTool, PromptArgument, ResourceBody, ToolBehavior,
@@ -87,48 +88,6 @@ fn one(request: InputRequest) -> InputRound {
     InputRound::Ask(vec![request])
 }
 
-/// SEP-1034: a default for every primitive type.
-fn defaults_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "name": { "type": "string", "default": "John Doe" },
-            "age": { "type": "integer", "default": 30 },
-            "score": { "type": "number", "default": 95.5 },
-            "status": { "type": "string", "enum": ["active", "inactive", "pending"], "default": "active" },
-            "verified": { "type": "boolean", "default": true },
-        },
-    })
-}
-
-/// SEP-1330: the five forms of enum.
-fn enums_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
-            "titledSingle": { "type": "string", "oneOf": [
-                { "const": "value1", "title": "First Option" },
-                { "const": "value2", "title": "Second Option" },
-                { "const": "value3", "title": "Third Option" },
-            ] },
-            "legacyEnum": {
-                "type": "string",
-                "enum": ["opt1", "opt2", "opt3"],
-                "enumNames": ["Option One", "Option Two", "Option Three"],
-            },
-            "untitledMulti": { "type": "array", "items": {
-                "type": "string", "enum": ["option1", "option2", "option3"],
-            } },
-            "titledMulti": { "type": "array", "items": { "anyOf": [
-                { "const": "value1", "title": "First Choice" },
-                { "const": "value2", "title": "Second Choice" },
-                { "const": "value3", "title": "Third Choice" },
-            ] } },
-        },
-    })
-}
-
 impl Content {
     /// The fixtures of the official conformance suite's server scenarios
     /// (see [`FakeConfig::conformance`](crate::FakeConfig::conformance)).
@@ -136,6 +95,7 @@ impl Content {
         let content = Content::empty();
         let content = media_tools(content);
         let content = behaviour_tools(content);
+        let content = schema_tools(content);
         let content = input_tools(content);
         let content = multi_round_tools(content);
         let content = stateful_round_tools(content);
@@ -199,6 +159,31 @@ fn media_tools(content: Content) -> Content {
             "Always fails (isError).",
             fixed(error),
         ))
+}
+
+/// Tools whose definitions are the test: a JSON Schema 2020-12 input
+/// schema that must come through `tools/list` whole (SEP-1613, SEP-2106),
+/// and an argument mirrored in an `Mcp-Param-Region` header (SEP-2243),
+/// which the HTTP front checks against the body.
+fn schema_tools(content: Content) -> Content {
+    let done = |text: &str| ToolBehavior::Fixed(result(vec![text_content(text)]));
+    content
+        .with_tool(
+            tool(
+                "json_schema_2020_12_tool",
+                "Tool with JSON Schema 2020-12 features",
+                done("Received."),
+            )
+            .input_schema(schema_2020_12()),
+        )
+        .with_tool(
+            tool(
+                "test_header_param",
+                "Takes a region, mirrored in the Mcp-Param-Region header.",
+                done("The header matched the argument."),
+            )
+            .input_schema(header_param_schema()),
+        )
 }
 
 /// Tools that log, report progress, ask with their arguments, or change

@@ -16,6 +16,7 @@
 
 mod catalogue;
 mod media;
+mod schemas;
 
 use std::time::Duration;
 
