@@ -1,4 +1,5 @@
-//! `tools/call`: what each [`ToolBehavior`] does, in either era.
+//! `tools/call`: what each [`ToolBehavior`] does, in either era; and
+//! `prompts/get`, whose prompts may ask for input first as tools do.
 
 use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::methods;
