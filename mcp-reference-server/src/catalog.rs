@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use mcp_protocol::error_codes::{INVALID_PARAMS, RESOURCE_NOT_FOUND};
 
+use super::entries::FakePrompt;
 use super::errors::invalid_params;
 use super::session::Session;
 
@@ -77,9 +78,7 @@ pub(crate) fn read(session: &Session, params: &Value, modern: bool) -> Result<Va
     }
     for template in &session.config().content.templates {
         if let Some(value) = template.matches(uri) {
-            let entry =
-                json!({ "uri": uri, "mimeType": "text/plain", "text": format!("item {value}") });
-            return Ok(json!({ "contents": [entry] }));
+            return Ok(json!({ "contents": [template.contents(uri, value)] }));
         }
     }
     let code = if modern {
@@ -91,26 +90,30 @@ pub(crate) fn read(session: &Session, params: &Value, modern: bool) -> Result<Va
         .with_data(json!({ "uri": uri })))
 }
 
-/// `prompts/get`.
-pub(crate) fn get_prompt(session: &Session, params: &Value) -> Result<Value, ErrorObject> {
+/// The prompt `params` names.
+pub(crate) fn prompt(session: &Session, params: &Value) -> Result<FakePrompt, ErrorObject> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let Some(prompt) = session
+    session
         .config()
         .content
         .prompts
         .iter()
         .find(|p| p.name == name)
-    else {
-        return Err(invalid_params(format!("Unknown prompt: {name}")));
-    };
+        .cloned()
+        .ok_or_else(|| invalid_params(format!("Unknown prompt: {name}")))
+}
+
+/// The `prompts/get` result of `prompt`, its placeholders filled in from
+/// `params.arguments`.
+pub(crate) fn get_prompt_of(prompt: &FakePrompt, params: &Value) -> Result<Value, ErrorObject> {
     let args = params.get("arguments");
-    let mut text = prompt.text.clone();
+    let mut values = Vec::new();
     for arg in &prompt.arguments {
         match args.and_then(|a| a.get(&arg.name)).and_then(Value::as_str) {
-            Some(v) => text = text.replace(&format!("{{{}}}", arg.name), v),
+            Some(v) => values.push((format!("{{{}}}", arg.name), v.to_owned())),
             None if arg.required => {
                 return Err(invalid_params(format!(
                     "missing required argument {:?}",
@@ -120,10 +123,36 @@ pub(crate) fn get_prompt(session: &Session, params: &Value) -> Result<Value, Err
             None => {}
         }
     }
-    Ok(json!({
-        "description": prompt.description,
-        "messages": [{ "role": "user", "content": { "type": "text", "text": text } }],
-    }))
+    let fill = |text: &str| {
+        values
+            .iter()
+            .fold(text.to_owned(), |t, (k, v)| t.replace(k.as_str(), v))
+    };
+    let messages = if prompt.messages.is_empty() {
+        let text = fill(&prompt.text);
+        json!([{ "role": "user", "content": { "type": "text", "text": text } }])
+    } else {
+        prompt
+            .messages
+            .iter()
+            .map(|m| fill_strings(m, &fill))
+            .collect()
+    };
+    Ok(json!({ "description": prompt.description, "messages": messages }))
+}
+
+/// `value` with `fill` applied to every string in it.
+fn fill_strings(value: &Value, fill: &impl Fn(&str) -> String) -> Value {
+    match value {
+        Value::String(s) => Value::String(fill(s)),
+        Value::Array(items) => items.iter().map(|v| fill_strings(v, fill)).collect(),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), fill_strings(v, fill)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// `completion/complete` for a prompt argument or a template variable:

@@ -179,6 +179,13 @@ pub struct FakeConfig {
     pub cache_scope: CacheScope,
     /// Misbehaviours.
     pub knobs: Vec<Knob>,
+    /// Whether it serves the official conformance suite's fixtures (see
+    /// [`FakeConfig::conformance`]); besides the content, this makes
+    /// multi-round requests read `inputResponses` as SEP-2322 has a server
+    /// read them (unrequested keys ignored, responses without
+    /// `requestState` taken as answers to the first round) rather than as
+    /// a strict test of the client.
+    pub conformance: bool,
 }
 
 impl FakeConfig {
@@ -199,6 +206,7 @@ impl FakeConfig {
             ttl_ms: 60_000,
             cache_scope: CacheScope::Public,
             knobs: Vec::new(),
+            conformance: false,
         }
     }
 
@@ -264,6 +272,30 @@ impl FakeConfig {
     /// Replaces the content.
     pub fn content(mut self, content: Content) -> FakeConfig {
         self.content = content;
+        self
+    }
+
+    /// Serves the fixtures the official MCP conformance suite's server
+    /// scenarios call (`@modelcontextprotocol/conformance`, `conformance
+    /// server`) in place of the content: the `test_*` tools, `test://`
+    /// resources and template, and `test_*` prompts (see
+    /// [`Content::conformance`]). Off by default: the default content is
+    /// what tests, examples, benchmarks and `mcp inspect` see.
+    ///
+    /// ```
+    /// use mcp_reference_server::FakeConfig;
+    ///
+    /// let config = FakeConfig::dual().conformance();
+    /// assert!(config.content.tools.iter().any(|t| t.name() == "test_simple_text"));
+    /// assert!(!FakeConfig::dual().conformance);
+    /// ```
+    pub fn conformance(mut self) -> FakeConfig {
+        self.content = Content::conformance();
+        self.instructions = Some(
+            "The fixtures of the MCP conformance suite's server scenarios: call test_simple_text first."
+                .to_owned(),
+        );
+        self.conformance = true;
         self
     }
 

@@ -37,6 +37,9 @@ pub enum ToolBehavior {
     Log,
     /// Returns this result as it is.
     Fixed(Value),
+    /// A fixture of the official conformance suite whose behaviour is its
+    /// own (see [`ConformanceTool`](crate::ConformanceTool)).
+    Conformance(crate::ConformanceTool),
 }
 
 /// A tool: its definition as `tools/list` shows it, and its behaviour.
@@ -109,6 +112,12 @@ impl FakeResource {
         }
     }
 
+    /// Sets the description `resources/list` shows.
+    pub fn description(mut self, description: &str) -> FakeResource {
+        self.definition["description"] = Value::from(description);
+        self
+    }
+
     /// The resource's URI.
     pub fn uri(&self) -> &str {
         self.definition["uri"].as_str().unwrap_or_default()
@@ -126,7 +135,8 @@ impl FakeResource {
 }
 
 /// A resource template with one variable, such as `fake://items/{id}`;
-/// reading a matching URI gives the text `item <value>`.
+/// reading a matching URI gives its [`text`](#structfield.text) with the
+/// variable filled in (by default the text `item <value>`).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct FakeTemplate {
@@ -134,15 +144,45 @@ pub struct FakeTemplate {
     pub definition: Value,
     /// Values `completion/complete` offers for the variable.
     pub completions: Vec<String>,
+    /// What a matching URI reads as, the variable written as in the
+    /// template (`{id}`).
+    pub text: String,
 }
 
 impl FakeTemplate {
     /// A template whose variable completes from `completions`.
     pub fn new(uri_template: &str, name: &str, completions: &[&str]) -> FakeTemplate {
+        let variable = match (uri_template.find('{'), uri_template.find('}')) {
+            (Some(open), Some(close)) if open < close => &uri_template[open..=close],
+            _ => "",
+        };
         FakeTemplate {
             definition: json!({ "uriTemplate": uri_template, "name": name, "mimeType": "text/plain" }),
             completions: completions.iter().map(|s| (*s).to_owned()).collect(),
+            text: format!("item {variable}"),
         }
+    }
+
+    /// Replaces what a matching URI reads as, and its MIME type.
+    pub fn reads_as(mut self, mime_type: &str, text: &str) -> FakeTemplate {
+        self.definition["mimeType"] = Value::from(mime_type);
+        self.text = text.to_owned();
+        self
+    }
+
+    /// The `contents` entry of `uri`, read with the variable's `value`.
+    pub fn contents(&self, uri: &str, value: &str) -> Value {
+        let template = self.uri_template();
+        let variable = match (template.find('{'), template.find('}')) {
+            (Some(open), Some(close)) if open < close => &template[open..=close],
+            _ => "",
+        };
+        let text = if variable.is_empty() {
+            self.text.clone()
+        } else {
+            self.text.replace(variable, value)
+        };
+        json!({ "uri": uri, "mimeType": self.definition["mimeType"], "text": text })
     }
 
     /// The template string.
@@ -183,7 +223,9 @@ impl PromptArgument {
     }
 }
 
-/// A prompt: one user message, its `{argument}` placeholders filled in.
+/// A prompt: one user message, its `{argument}` placeholders filled in
+/// (or [messages](#structfield.messages) of any content), optionally after
+/// asking the client for input.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct FakePrompt {
@@ -195,6 +237,14 @@ pub struct FakePrompt {
     pub arguments: Vec<PromptArgument>,
     /// The message text, with `{name}` placeholders.
     pub text: String,
+    /// When not empty, the messages `prompts/get` returns instead of the
+    /// one text message (images, embedded resources…), `{name}`
+    /// placeholders filled in in every string.
+    pub messages: Vec<Value>,
+    /// Input asked of the client before the prompt is given (legacy:
+    /// server-to-client requests; modern: `input_required` results); the
+    /// answers then follow as one more message.
+    pub rounds: Vec<InputRound>,
 }
 
 impl FakePrompt {
@@ -205,7 +255,22 @@ impl FakePrompt {
             description: description.to_owned(),
             arguments,
             text: text.to_owned(),
+            messages: Vec::new(),
+            rounds: Vec::new(),
         }
+    }
+
+    /// The same prompt giving these messages (see
+    /// [`FakePrompt::messages`](#structfield.messages)).
+    pub fn with_messages(mut self, messages: Vec<Value>) -> FakePrompt {
+        self.messages = messages;
+        self
+    }
+
+    /// The same prompt, given after these rounds of input.
+    pub fn asking(mut self, rounds: Vec<InputRound>) -> FakePrompt {
+        self.rounds = rounds;
+        self
     }
 
     /// The definition `prompts/list` shows.

@@ -24,6 +24,10 @@ pub struct InputRequest {
     pub method: String,
     /// The request's params.
     pub params: Value,
+    /// Asked only of a client that declared the capability it needs; left
+    /// out otherwise (rather than failing the request with `-32021`), as a
+    /// server that adapts to what the client can do.
+    pub optional: bool,
 }
 
 impl InputRequest {
@@ -33,7 +37,15 @@ impl InputRequest {
             key: key.to_owned(),
             method: method.to_owned(),
             params,
+            optional: false,
         }
+    }
+
+    /// The same request, asked only of a client that can answer it (see
+    /// [`InputRequest::optional`](#structfield.optional)).
+    pub fn if_capable(mut self) -> InputRequest {
+        self.optional = true;
+        self
     }
 
     /// The client capability the request needs.
@@ -105,12 +117,33 @@ impl InputRound {
     }
 }
 
-/// The client capabilities `rounds` need, each once.
+/// The rounds as asked of a client with `client_caps`: its optional
+/// requests that need a capability the client did not declare are left
+/// out, and a round left with nothing to ask is dropped.
+pub(crate) fn for_client(rounds: Vec<InputRound>, client_caps: &Value) -> Vec<InputRound> {
+    let can = |r: &InputRequest| {
+        !r.optional || r.capability().is_none_or(|c| client_caps.get(c).is_some())
+    };
+    rounds
+        .into_iter()
+        .filter_map(|round| match round {
+            InputRound::Ask(requests) => {
+                let kept: Vec<InputRequest> = requests.into_iter().filter(can).collect();
+                (!kept.is_empty()).then_some(InputRound::Ask(kept))
+            }
+            InputRound::Shed => Some(InputRound::Shed),
+        })
+        .collect()
+}
+
+/// The client capabilities `rounds` need, each once (optional requests
+/// need none).
 pub(crate) fn required_capabilities(rounds: &[InputRound]) -> Vec<&'static str> {
     let mut caps = Vec::new();
     for cap in rounds
         .iter()
         .flat_map(InputRound::requests)
+        .filter(|r| !r.optional)
         .filter_map(InputRequest::capability)
     {
         if !caps.contains(&cap) {
@@ -134,40 +167,63 @@ pub(crate) enum Step {
     Done(Map<String, Value>),
 }
 
+/// How a modern multi-round request's `inputResponses` are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// As a test of the client: a key the round did not ask for, or
+    /// responses without the `requestState` this server always sends, are
+    /// `-32602`.
+    Strict,
+    /// As SEP-2322 has a server read them (and the conformance suite checks
+    /// it): keys the round did not ask for are ignored, and responses
+    /// without a `requestState` are taken as answers to the first round.
+    Lenient,
+}
+
 /// One modern round: reads `requestState` and `inputResponses` from
-/// `params`, checks them, and says what to answer.
+/// `params`, checks them, and says what to answer. Each response must be
+/// an object (a result); anything else is `-32602`.
 pub(crate) fn modern_step(
     tool: &str,
     rounds: &[InputRound],
     params: &Value,
+    reading: Reading,
 ) -> Result<Step, ErrorObject> {
-    let responses = match params.get("inputResponses") {
+    let mut responses = match params.get("inputResponses") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
         Some(_) => return Err(invalid_params("inputResponses must be an object")),
     };
-    let Some(state) = params.get("requestState") else {
-        if !responses.is_empty() {
+    if let Some((key, _)) = responses.iter().find(|(_, v)| !v.is_object()) {
+        return Err(invalid_params(format!(
+            "inputResponses[{key:?}] must be an object (the client's result)"
+        )));
+    }
+    let (round, mut answers) = match params.get("requestState") {
+        Some(state) => {
+            let state = state
+                .as_str()
+                .ok_or_else(|| invalid_params("requestState must be a string"))?;
+            decode(tool, state)?
+        }
+        None if responses.is_empty() => return Ok(issue(tool, rounds, 0, Map::new())),
+        None if reading == Reading::Lenient => (0, Map::new()),
+        None => {
             return Err(invalid_params(
                 "inputResponses without requestState: this server always sends one, echo it",
             ));
         }
-        return Ok(issue(tool, rounds, 0, Map::new()));
     };
-    let state = state
-        .as_str()
-        .ok_or_else(|| invalid_params("requestState must be a string"))?;
-    let (round, mut answers) = decode(tool, state)?;
     let Some(current) = rounds.get(round) else {
         return Err(invalid_params(
             "requestState names a round this tool has not",
         ));
     };
     let asked = current.requests();
-    if let Some(extra) = responses
-        .keys()
-        .find(|k| !asked.iter().any(|r| &r.key == *k))
-    {
+    let unasked = |k: &String| !asked.iter().any(|r| &r.key == k);
+    if reading == Reading::Lenient {
+        responses.retain(|k, _| !unasked(k));
+    } else if let Some(extra) = responses.keys().find(|k| unasked(k)) {
         return Err(invalid_params(format!(
             "inputResponses has the key {extra:?}, which this round did not ask for"
         )));
@@ -262,17 +318,18 @@ mod tests {
 
     #[test]
     fn walks_the_rounds() {
-        let Ok(Step::Input(first)) = modern_step("t", &rounds(), &json!({})) else {
+        let Ok(Step::Input(first)) = modern_step("t", &rounds(), &json!({}), Reading::Strict)
+        else {
             panic!()
         };
         assert!(first["inputRequests"]["a"].is_object());
         let params = json!({"requestState": first["requestState"], "inputResponses": {"a": {"action": "decline"}}});
-        let Ok(Step::Input(second)) = modern_step("t", &rounds(), &params) else {
+        let Ok(Step::Input(second)) = modern_step("t", &rounds(), &params, Reading::Strict) else {
             panic!()
         };
         assert!(second.get("inputRequests").is_none());
         let params = json!({"requestState": second["requestState"]});
-        let Ok(Step::Done(answers)) = modern_step("t", &rounds(), &params) else {
+        let Ok(Step::Done(answers)) = modern_step("t", &rounds(), &params, Reading::Strict) else {
             panic!()
         };
         assert_eq!(answers["a"]["action"], "decline");
@@ -280,14 +337,18 @@ mod tests {
 
     #[test]
     fn catches_a_changed_state() {
-        let Ok(Step::Input(first)) = modern_step("t", &rounds(), &json!({})) else {
+        let Ok(Step::Input(first)) = modern_step("t", &rounds(), &json!({}), Reading::Strict)
+        else {
             panic!()
         };
         let mut state = first["requestState"].as_str().unwrap().to_owned();
         state.insert(8, '0');
         let params = json!({"requestState": state, "inputResponses": {"a": {}}});
         assert_eq!(
-            modern_step("t", &rounds(), &params).err().unwrap().code,
+            modern_step("t", &rounds(), &params, Reading::Strict)
+                .err()
+                .unwrap()
+                .code,
             mcp_protocol::error_codes::INVALID_PARAMS
         );
     }

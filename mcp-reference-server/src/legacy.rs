@@ -72,7 +72,7 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     Reply::Now(match method {
         methods::TOOLS_CALL => return tools::call(ctx, &params),
         methods::RESOURCES_READ => catalog::read(session, &params, false),
-        methods::PROMPTS_GET => catalog::get_prompt(session, &params),
+        methods::PROMPTS_GET => return tools::get_prompt(ctx, &params),
         methods::COMPLETION_COMPLETE => catalog::complete(session, &params),
         methods::LOGGING_SET_LEVEL => set_level(session, &params),
         m if skills::is_skills_method(m) => skills::handle(session, m, &params),

@@ -74,6 +74,26 @@
 //! Template: `fake://items/{id}` (reads as `item <id>`; `id` completes from
 //! 1, 2, 3, 42). Prompts: `greeting` (argument `name`, required, completing
 //! from Alice, Bob, Carol) and `simple` (no arguments).
+//!
+//! # Conformance fixtures
+//!
+//! [`FakeConfig::conformance`] (the binary's `--conformance`) serves, in
+//! place of the default content, the fixtures the official MCP
+//! conformance suite's server scenarios call (`conformance server --url
+//! URL`): the tools `test_simple_text`, `test_image_content`,
+//! `test_audio_content`, `test_embedded_resource`,
+//! `test_multiple_content_types`, `test_error_handling`,
+//! `test_tool_with_logging`, `test_logging_tool`, `test_tool_with_progress`,
+//! `test_sampling`, `test_elicitation`, `test_elicitation_sep1034_defaults`,
+//! `test_elicitation_sep1330_enums`, `test_missing_capability`,
+//! `test_streaming_elicitation`, `test_trigger_tool_change`,
+//! `test_trigger_prompt_change`, `test_header_param` (an `x-mcp-header`
+//! argument), `json_schema_2020_12_tool` (a JSON Schema 2020-12 input
+//! schema) and the `test_input_required_result_*` tools; the resources `test://static-text`, `test://static-binary`,
+//! `test://watched-resource` and the template `test://template/{id}/data`;
+//! the prompts `test_simple_prompt`, `test_prompt_with_arguments`,
+//! `test_prompt_with_embedded_resource`, `test_prompt_with_image` and
+//! `test_input_required_result_prompt`.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
@@ -81,6 +101,7 @@
 pub mod binaries;
 mod catalog;
 mod config;
+mod conformance;
 mod content;
 mod entries;
 mod errors;
@@ -101,6 +122,7 @@ pub use config::{
     CacheScope, DEFAULT_LEGACY_VERSIONS, DEFAULT_MODERN_VERSIONS, DiscoverAnswer, EraChoice,
     FakeConfig, Knob, Methods, default_capabilities,
 };
+pub use conformance::ConformanceTool;
 pub use content::Content;
 pub use entries::{
     FakePrompt, FakeResource, FakeTemplate, FakeTool, PromptArgument, ResourceBody, ToolBehavior,

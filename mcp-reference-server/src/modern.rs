@@ -6,10 +6,11 @@ use mcp_protocol::meta::{
     CLIENT_CAPABILITIES, LOG_LEVEL, PROTOCOL_VERSION, SERVER_INFO, SUBSCRIPTION_ID,
 };
 use mcp_protocol::methods;
-use mcp_protocol::{Request, RequestId};
+use mcp_protocol::{ErrorObject, Request, RequestId};
 use serde_json::{Map, Value, json};
 
 use super::catalog;
+use super::config::FakeConfig;
 use super::errors::{invalid_params, method_not_found, unsupported_version};
 use super::session::{Reply, Session};
 use super::skills;
@@ -38,14 +39,7 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     let method = request.method.as_str();
     let config = session.config();
     if method == methods::INITIALIZE {
-        let requested = params
-            .get("protocolVersion")
-            .cloned()
-            .unwrap_or(Value::Null);
-        return Reply::Now(Err(unsupported_version(
-            &config.modern_versions,
-            &requested,
-        )));
+        return Reply::Now(Err(initialize(config, &params)));
     }
     let Some(capability) = capability_of(method) else {
         return Reply::Now(Err(method_not_found(method)));
@@ -62,7 +56,16 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
         ))));
     };
     if !config.modern_versions.iter().any(|v| v == version) {
-        return Reply::Now(Err(unsupported_version(&config.all_versions(), version)));
+        // By default every revision accepted, legacy ones included (a
+        // client learns it may fall back to `initialize`); with the
+        // conformance fixtures, what `server/discover` lists, as the
+        // suite checks the two agree.
+        let supported = if config.conformance {
+            config.modern_versions.clone()
+        } else {
+            config.all_versions()
+        };
+        return Reply::Now(Err(unsupported_version(&supported, version)));
     }
     if let Some(capability) = capability
         && !config.advertises(capability)
@@ -86,25 +89,46 @@ pub(crate) fn handle(session: &Session, request: Request) -> Reply {
     let result = match method {
         methods::SERVER_DISCOVER => Ok(discover(session)),
         methods::SUBSCRIPTIONS_LISTEN => return listen(session, request.id, &params),
-        methods::TOOLS_CALL => {
-            return match tools::call(ctx, &params) {
-                Reply::Now(r) => Reply::Now(r.map(|v| decorate(session, v, false))),
-                Reply::Later(work) => {
-                    let session = session.clone();
-                    Reply::Later(Box::pin(async move {
-                        work.await.map(|v| decorate(&session, v, false))
-                    }))
-                }
-                Reply::Held => Reply::Held,
-            };
-        }
+        methods::TOOLS_CALL => return decorated(session, tools::call(ctx, &params)),
         methods::RESOURCES_READ => catalog::read(session, &params, true),
-        methods::PROMPTS_GET => catalog::get_prompt(session, &params),
+        methods::PROMPTS_GET => return decorated(session, tools::get_prompt(ctx, &params)),
         methods::COMPLETION_COMPLETE => catalog::complete(session, &params),
         m if skills::is_skills_method(m) => skills::handle(session, m, &params),
         list => catalog::list(session, list, &params),
     };
     Reply::Now(result.map(|v| decorate(session, v, cacheable)))
+}
+
+/// The error an `initialize` gets: a modern request (a modern version in
+/// its `_meta`) names the handshake the modern revisions removed, a method
+/// this server does not have; a legacy client's handshake learns the
+/// versions to speak instead.
+fn initialize(config: &FakeConfig, params: &Value) -> ErrorObject {
+    if params
+        .get("_meta")
+        .is_some_and(|m| m.get(PROTOCOL_VERSION).is_some())
+    {
+        return method_not_found(methods::INITIALIZE);
+    }
+    let requested = params
+        .get("protocolVersion")
+        .cloned()
+        .unwrap_or(Value::Null);
+    unsupported_version(&config.modern_versions, &requested)
+}
+
+/// A reply of a request that may ask for input, decorated when it comes.
+fn decorated(session: &Session, reply: Reply) -> Reply {
+    match reply {
+        Reply::Now(r) => Reply::Now(r.map(|v| decorate(session, v, false))),
+        Reply::Later(work) => {
+            let session = session.clone();
+            Reply::Later(Box::pin(async move {
+                work.await.map(|v| decorate(&session, v, false))
+            }))
+        }
+        Reply::Held => Reply::Held,
+    }
 }
 
 /// Adds `resultType` (when absent), `_meta` serverInfo, and for cacheable

@@ -219,7 +219,9 @@ impl Session {
                     return false;
                 }
                 if request.method == methods::INITIALIZE {
-                    return state.fixed_modern;
+                    // An `initialize` carrying a modern version in its
+                    // `_meta` is a modern request (of a removed method).
+                    return state.fixed_modern || carries_modern_version(request);
                 }
                 let modern = matches!(
                     request.method.as_str(),
@@ -368,4 +370,13 @@ impl Session {
         };
         let _ = self.inner.out.send(out);
     }
+}
+
+/// Whether a request's `_meta` names a modern protocol version.
+fn carries_modern_version(request: &Request) -> bool {
+    request
+        .meta()
+        .and_then(|m| m.get(PROTOCOL_VERSION))
+        .and_then(Value::as_str)
+        .is_some_and(|v| mcp_protocol::ProtocolVersion::new(v).era() == mcp_protocol::Era::Modern)
 }

@@ -1,14 +1,17 @@
-//! `tools/call`: what each [`ToolBehavior`] does, in either era.
+//! `tools/call`: what each [`ToolBehavior`] does, in either era; and
+//! `prompts/get`, whose prompts may ask for input first as tools do.
 
+use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::methods;
 use std::time::Duration;
 
 use mcp_protocol::{ErrorObject, Message, Notification, RequestId};
 use serde_json::{Map, Value, json};
 
+use super::catalog;
 use super::entries::{FakeTool, ResourceBody, ToolBehavior};
 use super::errors::{invalid_params, missing_capabilities};
-use super::flow::{self, InputRound, Step};
+use super::flow::{self, InputRound, Reading, Step};
 use super::outbound::log_rank;
 use super::session::{Reply, Session};
 
@@ -43,7 +46,7 @@ impl Ctx {
     }
 }
 
-fn text(text: impl Into<String>) -> Value {
+pub(crate) fn text(text: impl Into<String>) -> Value {
     json!({ "content": [{ "type": "text", "text": text.into() }] })
 }
 
@@ -77,11 +80,73 @@ pub(crate) fn call(ctx: Ctx, params: &Value) -> Reply {
         ToolBehavior::Structured => Reply::Now(structured(&args)),
         ToolBehavior::Fail => Reply::Now(Ok(tool_error("the tool failed, as it always does"))),
         ToolBehavior::Slow => slow(ctx, &args),
-        ToolBehavior::Ask(rounds) => ask(ctx, name, rounds.clone(), params),
+        ToolBehavior::Ask(rounds) => ask(ctx, name, rounds.clone(), params, Ending::tool()),
         ToolBehavior::AddTool => Reply::Now(Ok(add_tool(&ctx.session, &args))),
         ToolBehavior::TouchResource => Reply::Now(touch(&ctx.session, &args)),
         ToolBehavior::Log => Reply::Now(log(&ctx, &args)),
         ToolBehavior::Fixed(result) => Reply::Now(Ok(result.clone())),
+        ToolBehavior::Conformance(fixture) => {
+            super::conformance::call(ctx, name, fixture, &args, params)
+        }
+    }
+}
+
+/// Answers `prompts/get`: at once, or after the prompt's rounds of input.
+pub(crate) fn get_prompt(ctx: Ctx, params: &Value) -> Reply {
+    let prompt = match catalog::prompt(&ctx.session, params) {
+        Ok(p) => p,
+        Err(e) => return Reply::Now(Err(e)),
+    };
+    if prompt.rounds.is_empty() {
+        return Reply::Now(catalog::get_prompt_of(&prompt, params));
+    }
+    // Checked before any round, as a call of a tool would be.
+    if let Err(e) = catalog::get_prompt_of(&prompt, params) {
+        return Reply::Now(Err(e));
+    }
+    let state_key = format!("prompt:{}", prompt.name);
+    let rounds = prompt.rounds.clone();
+    let given = params.clone();
+    let done = move |answers: Map<String, Value>| {
+        let mut result = catalog::get_prompt_of(&prompt, &given)?;
+        let text = format!("The client's answers: {}", Value::Object(answers));
+        if let Some(messages) = result["messages"].as_array_mut() {
+            messages.push(json!({ "role": "user", "content": { "type": "text", "text": text } }));
+        }
+        Ok(result)
+    };
+    let ending = Ending {
+        done: Box::new(done),
+        failed: |message| Err(ErrorObject::new(INTERNAL_ERROR, message)),
+    };
+    ask(ctx, &state_key, rounds, params, ending)
+}
+
+/// What makes a result of every answer (by key).
+pub(crate) type Done = Box<dyn FnOnce(Map<String, Value>) -> Result<Value, ErrorObject> + Send>;
+
+/// How a request that asks the client for input ends.
+pub(crate) struct Ending {
+    /// The result, from every answer (by key).
+    pub(crate) done: Done,
+    /// (Legacy.) The answer when the client cannot or did not answer.
+    pub(crate) failed: fn(String) -> Result<Value, ErrorObject>,
+}
+
+impl Ending {
+    /// A tool's: the answers as JSON text; a failure as `isError`.
+    pub(crate) fn tool() -> Ending {
+        Ending::tool_with(flow::finish)
+    }
+
+    /// A tool's whose result `done` makes of the answers.
+    pub(crate) fn tool_with(
+        done: impl FnOnce(Map<String, Value>) -> Value + Send + 'static,
+    ) -> Ending {
+        Ending {
+            done: Box::new(move |answers| Ok(done(answers))),
+            failed: |message| Ok(tool_error(message)),
+        }
     }
 }
 
@@ -126,7 +191,17 @@ fn slow(ctx: Ctx, args: &Map<String, Value>) -> Reply {
     }))
 }
 
-fn ask(ctx: Ctx, name: &str, rounds: Vec<InputRound>, params: &Value) -> Reply {
+/// Asks the client for `rounds` of input: modern, one round per request
+/// (`input_required` results, the state in `requestState`); legacy, with
+/// server-to-client requests while the request waits.
+pub(crate) fn ask(
+    ctx: Ctx,
+    name: &str,
+    rounds: Vec<InputRound>,
+    params: &Value,
+    ending: Ending,
+) -> Reply {
+    let rounds = flow::for_client(rounds, &ctx.client_caps);
     let missing: Vec<&str> = flow::required_capabilities(&rounds)
         .into_iter()
         .filter(|c| ctx.client_caps.get(*c).is_none())
@@ -135,15 +210,20 @@ fn ask(ctx: Ctx, name: &str, rounds: Vec<InputRound>, params: &Value) -> Reply {
         if !missing.is_empty() {
             return Reply::Now(Err(missing_capabilities(&missing)));
         }
-        return Reply::Now(match flow::modern_step(name, &rounds, params) {
+        let reading = if ctx.session.config().conformance {
+            Reading::Lenient
+        } else {
+            Reading::Strict
+        };
+        return Reply::Now(match flow::modern_step(name, &rounds, params, reading) {
             Ok(Step::Input(result)) => Ok(result),
-            Ok(Step::Done(answers)) => Ok(flow::finish(answers)),
+            Ok(Step::Done(answers)) => (ending.done)(answers),
             Err(e) => Err(e),
         });
     }
     if !missing.is_empty() {
         let message = format!("the client did not declare {}", missing.join(" and "));
-        return Reply::Now(Ok(tool_error(message)));
+        return Reply::Now((ending.failed)(message));
     }
     Reply::Later(Box::pin(async move {
         let mut answers = Map::new();
@@ -160,12 +240,12 @@ fn ask(ctx: Ctx, name: &str, rounds: Vec<InputRound>, params: &Value) -> Reply {
                     Ok(answer) => answers.insert(request.key, answer),
                     Err(e) => {
                         let message = format!("the client answered {} with {e}", request.method);
-                        return Ok(tool_error(message));
+                        return (ending.failed)(message);
                     }
                 };
             }
         }
-        Ok(flow::finish(answers))
+        (ending.done)(answers)
     }))
 }
 

@@ -31,10 +31,13 @@
 //! - `cargo xtask conformance`: installs the official MCP conformance suite
 //!   (pinned, with Node 22) into `.cache/conformance/` when missing, and runs
 //!   it against `mcp-conformance-client`: the requirements of 2025-11-25 and
-//!   2026-07-28, then `--suite all` at each revision; prints a table of
-//!   every scenario and check (see [`conformance`]). Only `auth/…`
-//!   scenarios may fail, as listed in `xtask/conformance/expected-failures.yml`.
+//!   2026-07-28, then `--suite all` at each revision, then its server
+//!   scenarios of both revisions against the reference server
+//!   (`--conformance`); prints a table of every scenario and check (see
+//!   [`conformance`]). Only `auth/…` scenarios may fail, as listed in
+//!   `xtask/conformance/expected-failures.yml`.
 //! - `cargo xtask conformance-install [--offline]`: only its install step.
+//! - `cargo xtask conformance-server`: only the server legs.
 //! - `cargo xtask bench [-- --quick]`: every benchmark row (stdio and HTTP
 //!   latency and throughput, memory, large results, connect, idle
 //!   connections, protocol micro-benchmarks) against the limit and against
@@ -81,11 +84,12 @@ fn main() -> ExitCode {
         "interop-oauth" => cli_oauth::serve_and_check(&args[1..]),
         "conformance" => conformance::conformance(&args[1..]),
         "conformance-install" => conformance::install_only(&args[1..]),
+        "conformance-server" => conformance::conformance_server(&args[1..]),
         "bench" => bench::bench(&args[1..]),
         "fuzz" => fuzz::fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth, mcp-transport-http and mcp-client\n  sizes             the longest functions and files of the library crates (`-- --report`: never fail)\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)\n  fuzz              each fuzz target for --seconds N (60), with cargo +nightly fuzz; [TARGET...] [--planted]"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth, mcp-transport-http and mcp-client\n  sizes             the longest functions and files of the library crates (`-- --report`: never fail)\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  conformance-server   only its server legs: the suite's server scenarios against the reference server\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)\n  fuzz              each fuzz target for --seconds N (60), with cargo +nightly fuzz; [TARGET...] [--planted]"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS

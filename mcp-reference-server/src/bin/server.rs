@@ -36,6 +36,10 @@ USAGE: mcp-reference-server [FLAGS]
   --skills                      serve two skills (the Skills extension, SEP-2640, with
                                 directoryRead): skill://pdf-processing/SKILL.md and
                                 skill://acme/billing/refunds/SKILL.md, with their files
+  --conformance                 serve the fixtures of the official MCP conformance suite's
+                                server scenarios (test_* tools and prompts, test:// resources)
+                                in place of the default content; with --http, also refuse
+                                (403) a Host or Origin other than loopback (DNS rebinding)
   --knob K                      a misbehaviour, repeatable:
       exit-on-unknown-before-init   exit 1 on any request before initialize (rmcp < 3.0)
       fix-era-at-first-message      (dual) after a modern first request, initialize gets -32022
@@ -54,6 +58,8 @@ HTTP (instead of stdio):
                                 /mcp: Streamable HTTP of the era(s) served (legacy sessions,
                                 resumable SSE; modern header checks, -32020 on a mismatch);
                                 /sse + /messages: the 2024-11-05 HTTP+SSE transport
+  --loopback-only               refuse (403) a Host or Origin other than localhost, 127.0.0.1
+                                or [::1] (DNS-rebinding protection)
   --stateless                   legacy without sessions (no Mcp-Session-Id; GET gets 405)
   --json                        answer requests as application/json instead of SSE
   --no-get-stream               GET gets 405
@@ -225,6 +231,9 @@ mod no_http {
         pub(crate) fn no_get_stream(self) -> Self {
             self
         }
+        pub(crate) fn loopback_only(self) -> Self {
+            self
+        }
         pub(crate) fn retry(self, _: std::time::Duration) -> Self {
             self
         }
@@ -268,6 +277,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
     let mut lifetime = Duration::from_secs(3600);
     let mut bulk = Bulk::default();
     let mut skills = false;
+    let mut conformance = false;
     while let Some(flag) = args.next() {
         let (name, inline) = match flag.split_once('=') {
             Some((n, v)) if flag.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
@@ -314,6 +324,11 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
             "--text-bytes" => bulk.text = Some(number(&value("a number")?)? as usize),
             "--knob" => knobs.push(knob(&value("a knob")?)?),
             "--skills" => skills = true,
+            "--conformance" => {
+                conformance = true;
+                http = http.loopback_only();
+            }
+            "--loopback-only" => http = http.loopback_only(),
             "--http" => {
                 let text = value("a port")?;
                 port = Some(
@@ -337,6 +352,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Parsed>, Strin
     }
     if let Some(n) = page_size {
         config = config.page_size(n);
+    }
+    if conformance {
+        config = config.conformance();
     }
     if skills {
         config = config.with_skills(demo_skills(), true);

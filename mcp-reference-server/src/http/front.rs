@@ -240,6 +240,10 @@ impl Front {
             body,
         };
         lock(&self.seen).push(seen.clone());
+        if self.options.loopback_only && !from_loopback(&seen) {
+            let text = "the Host and Origin must name a loopback host (DNS-rebinding protection)";
+            return reply::rpc_error(403, Value::Null, INVALID_REQUEST, text);
+        }
         #[cfg(feature = "oauth")]
         if let Some(answer) = self.oauth.as_ref().and_then(|a| a.serve(&seen)) {
             return answer;
@@ -290,6 +294,31 @@ impl Front {
         }
         legacy::post(self, seen, message, session).await
     }
+}
+
+/// Whether the `Host` (required) and the `Origin` (when sent) name a
+/// loopback host.
+fn from_loopback(seen: &RecordedRequest) -> bool {
+    let loopback = |authority: &str| {
+        let host = match authority.strip_prefix('[') {
+            Some(rest) => rest.split(']').next().map(|h| format!("[{h}]")),
+            None => authority.split(':').next().map(str::to_owned),
+        };
+        host.is_some_and(|h| {
+            matches!(
+                h.to_ascii_lowercase().as_str(),
+                "localhost" | "127.0.0.1" | "[::1]"
+            )
+        })
+    };
+    let host_ok = seen.header("host").is_some_and(loopback);
+    let origin_ok = match seen.header("origin") {
+        None => true,
+        Some(origin) => origin
+            .split_once("://")
+            .is_some_and(|(_, rest)| loopback(rest.split('/').next().unwrap_or_default())),
+    };
+    host_ok && origin_ok
 }
 
 /// Whether a message is for the modern rules: `server/discover`,

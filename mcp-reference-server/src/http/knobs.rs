@@ -142,6 +142,11 @@ pub struct HttpOptions {
     /// (Legacy.) Start every SSE stream with a priming event (an id, empty
     /// data) carrying `retry:` this long.
     pub retry: Option<Duration>,
+    /// Refuse (`403`) a request whose `Host` or `Origin` names anything but
+    /// a loopback host (`localhost`, `127.0.0.1`, `[::1]`, any port): the
+    /// DNS-rebinding protection a local server owes the browsers around
+    /// it. Off by default, so that tests may reach the server by any name.
+    pub loopback_only: bool,
     /// Misbehaviours.
     pub knobs: Vec<HttpKnob>,
 }
@@ -174,6 +179,13 @@ impl HttpOptions {
     /// A priming event with `retry:` on every legacy SSE stream.
     pub fn retry(mut self, retry: Duration) -> HttpOptions {
         self.retry = Some(retry);
+        self
+    }
+
+    /// Refuses other hosts and origins than loopback (see
+    /// [`HttpOptions::loopback_only`](#structfield.loopback_only)).
+    pub fn loopback_only(mut self) -> HttpOptions {
+        self.loopback_only = true;
         self
     }
 

@@ -18,7 +18,13 @@
 //!    scenarios (`sep-2640-client-*`), each `--scenario NAME --force` (the
 //!    suite runs extension scenarios only so) at 2025-11-25 and 2026-07-28,
 //!    where a SKIPPED check, or a scenario without results, fails too.
-//! 4. Prints one table of every scenario and check per leg, warnings
+//! 4. Runs the server legs ([`server`]): `server --requirements
+//!    2025-11-25` and `server --requirements 2026-07-28` against the
+//!    reference server (`mcp-reference-server --http PORT --conformance`,
+//!    a fresh one per leg on a free loopback port), judged on the server
+//!    scenarios each revision requires (`cargo xtask conformance-server`
+//!    runs only these).
+//! 5. Prints one table of every scenario and check per leg, warnings
 //!    included (also written to `<target>/conformance/conformance.md`).
 //!
 //! Every leg gates, under the suite's own baseline rule: a scenario with a
@@ -40,10 +46,11 @@ use crate::interop::{Net, offline_proof, print_steps, target_dir};
 
 mod install;
 mod results;
+mod server;
 mod suite;
 mod table;
 
-use suite::{Leg, run_leg};
+use suite::{Against, Leg, LegOutcome, run_leg};
 
 /// The pinned suite release (also in `xtask/conformance/npm/`). The
 /// registry's `latest` tag is an older line that knows no 2026-07-28.
@@ -138,17 +145,56 @@ pub(crate) fn conformance(args: &[String]) -> Result {
         .collect();
     let mut done = Vec::new();
     for leg in legs {
-        let outcome = run_leg(&paths, &leg, &client, &expected, &out)?;
+        let outcome = run_leg(&paths, &leg, Against::Client(&client), &expected, &out)?;
         done.push((leg, outcome));
     }
+    let server = target.join("debug").join("mcp-reference-server");
+    done.extend(server::run_server_legs(&paths, &server, &expected, &out)?);
+    report(&done, &out, "conformance.md", started)
+}
 
+/// `cargo xtask conformance-server`: only the server legs (install when
+/// missing, build the reference server, run both requirement sets).
+pub(crate) fn conformance_server(args: &[String]) -> Result {
+    if let Some(arg) = args.first() {
+        return Err(format!("takes no arguments (got {arg:?})"));
+    }
+    let paths = Paths::new();
+    let started = Instant::now();
+    let expected = results::read_expected(&paths.expected_failures())?;
+    std::fs::create_dir_all(&paths.cache)
+        .map_err(|e| format!("creating {}: {e}", paths.cache.display()))?;
+    print_steps(&[install::install(&paths, Net::Allowed)?]);
+    crate::interop::run_to_stderr(
+        "cargo",
+        &[
+            "build",
+            "--quiet",
+            "-p",
+            "mcp-steady-reference-server",
+            "--bin",
+            "mcp-reference-server",
+        ],
+        &[],
+    )?;
+    let target = target_dir()?;
+    let out = target.join("conformance");
+    let server = target.join("debug").join("mcp-reference-server");
+    let done = server::run_server_legs(&paths, &server, &expected, &out)?;
+    report(&done, &out, "conformance-server.md", started)
+}
+
+/// Prints the table and the summary, writes them to `out/file`, and fails
+/// on anything outside the expected failures.
+fn report(done: &[(Leg, LegOutcome)], out: &Path, file: &str, started: Instant) -> Result {
     let report = format!(
         "# Conformance: @modelcontextprotocol/conformance@{SUITE_VERSION}\n\n{}\n{}",
-        table::table(&done),
-        table::summary(&done)
+        table::table(done),
+        table::summary(done)
     );
     println!("\n{report}");
-    let file = out.join("conformance.md");
+    std::fs::create_dir_all(out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    let file = out.join(file);
     std::fs::write(&file, &report).map_err(|e| format!("writing {}: {e}", file.display()))?;
     eprintln!(
         "<== conformance in {:.1?} (table in {}, the suite's output beside it)",

@@ -1,6 +1,7 @@
 //! Running the suite: one leg (`--requirements REV` or `--suite all
-//! --spec-version REV`), its results read back, and each scenario that
-//! failed unexpectedly re-run alone once.
+//! --spec-version REV`, against the client or, `conformance server`,
+//! against the reference server), its results read back, and each scenario
+//! that failed unexpectedly re-run alone once.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -43,6 +44,20 @@ pub(super) struct Leg {
     /// Scenarios that must each give results, every check SUCCESS: a
     /// SKIPPED check, or none at all, fails the leg too.
     pub(super) strict: Vec<String>,
+    /// When set, only these scenarios are judged; the others the leg runs
+    /// are reported, never scored (the suite runs the extension, pending
+    /// and added-after-release scenarios of a requirement set alongside
+    /// it, for visibility).
+    pub(super) scored: Option<Vec<String>>,
+}
+
+/// What the suite runs against.
+#[derive(Clone, Copy)]
+pub(super) enum Against<'a> {
+    /// `conformance client --command PATH`.
+    Client(&'a Path),
+    /// `conformance server --url URL`.
+    Server(&'a str),
 }
 
 impl Leg {
@@ -55,6 +70,19 @@ impl Leg {
             version: version.into(),
             rerun_extra: Vec::new(),
             strict: Vec::new(),
+            scored: None,
+        }
+    }
+
+    /// `conformance server --requirements REV`: judged on `scored`, the
+    /// server scenarios the revision requires, each of which must give
+    /// results with no check SKIPPED.
+    pub(super) fn server(version: &str, scored: Vec<String>) -> Leg {
+        Leg {
+            label: format!("server {version}"),
+            strict: scored.clone(),
+            scored: Some(scored),
+            ..Leg::requirements(version)
         }
     }
 
@@ -71,6 +99,7 @@ impl Leg {
             version: version.into(),
             rerun_extra: Vec::new(),
             strict: Vec::new(),
+            scored: None,
         }
     }
 
@@ -91,6 +120,19 @@ impl Leg {
             version: version.into(),
             rerun_extra: vec!["--force".into()],
             strict: SKILLS_SCENARIOS.map(str::to_owned).to_vec(),
+            scored: None,
+        }
+    }
+
+    /// The results the leg is judged on.
+    fn judged(&self, results: &Results) -> Results {
+        match &self.scored {
+            None => results.clone(),
+            Some(scored) => results
+                .iter()
+                .filter(|(name, _)| scored.contains(name))
+                .map(|(name, checks)| (name.clone(), checks.clone()))
+                .collect(),
         }
     }
 
@@ -111,11 +153,29 @@ pub(super) struct LegOutcome {
     pub(super) took: Duration,
 }
 
-/// Runs `leg` against `client`, re-running unexpected failures alone.
+impl Against<'_> {
+    /// Results by scenario name: the suite files a server scenario's
+    /// results under `server-<name>-<time>`.
+    fn named(self, results: Results) -> Results {
+        match self {
+            Against::Client(_) => results,
+            Against::Server(_) => results
+                .into_iter()
+                .map(|(name, checks)| match name.strip_prefix("server-") {
+                    Some(bare) => (bare.to_owned(), checks),
+                    None => (name, checks),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Runs `leg` against `client` (or a server), re-running unexpected
+/// failures alone.
 pub(super) fn run_leg(
     paths: &Paths,
     leg: &Leg,
-    client: &Path,
+    client: Against<'_>,
     expected: &[String],
     out: &Path,
 ) -> Result<LegOutcome> {
@@ -132,9 +192,9 @@ pub(super) fn run_leg(
         exit_ok &= ok;
         eprintln!("\n--- {}: the suite's summary", leg.label);
         eprintln!("{}", summary(&stdout));
-        results.extend(read_results(&run_dir)?);
+        results.extend(client.named(read_results(&run_dir)?));
     }
-    let first = strict_verdict(leg, &results, verdict(&results, expected));
+    let first = strict_verdict(leg, &results, verdict(&leg.judged(&results), expected));
     if !exit_ok && first == Verdict::default() {
         return Err(format!(
             "{}: the suite failed, but its results show no unexpected or stale scenario; its output is in {}",
@@ -161,7 +221,7 @@ pub(super) fn run_leg(
         ];
         select.extend(leg.rerun_extra.iter().cloned());
         invoke(paths, client, &select, &solo)?;
-        let again = read_results(&solo)?;
+        let again = client.named(read_results(&solo)?);
         let checks = again.get(scenario).cloned().unwrap_or_default();
         let strict = leg.strict.contains(scenario);
         let passed = !checks.is_empty()
@@ -173,7 +233,7 @@ pub(super) fn run_leg(
             results.insert(scenario.clone(), checks);
         }
     }
-    let verdict = strict_verdict(leg, &results, verdict(&results, expected));
+    let verdict = strict_verdict(leg, &results, verdict(&leg.judged(&results), expected));
     Ok(LegOutcome {
         results,
         verdict,
@@ -187,11 +247,12 @@ fn strict_verdict(leg: &Leg, results: &Results, verdict: Verdict) -> Verdict {
     strict(results, &leg.strict, verdict)
 }
 
-/// One `conformance client` run into `dir` (emptied first); its output
-/// goes to `dir.log`. Returns whether the suite exited 0, and its stdout.
+/// One `conformance client` (or `server`) run into `dir` (emptied first);
+/// its output goes to `dir.log`. Returns whether the suite exited 0, and
+/// its stdout.
 fn invoke(
     paths: &Paths,
-    client: &Path,
+    against: Against<'_>,
     select: &[String],
     dir: &PathBuf,
 ) -> Result<(bool, String)> {
@@ -213,12 +274,19 @@ fn invoke(
         None => node_bin.into_os_string(),
     };
     let mut command = Command::new(paths.node());
-    command
-        .arg(paths.suite_entry())
-        .arg("client")
+    command.arg(paths.suite_entry());
+    let mode = match against {
         // The suite splits the command on spaces: the path must have none.
-        .arg("--command")
-        .arg(client)
+        Against::Client(client) => {
+            command.arg("client").arg("--command").arg(client);
+            "client"
+        }
+        Against::Server(url) => {
+            command.arg("server").arg("--url").arg(url);
+            "server"
+        }
+    };
+    command
         .args(select)
         .arg("--timeout")
         .arg(CLIENT_TIMEOUT_MS)
@@ -233,7 +301,7 @@ fn invoke(
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    eprintln!("\n==> conformance client {}", select.join(" "));
+    eprintln!("\n==> conformance {mode} {}", select.join(" "));
     let started = Instant::now();
     let output = output_within(command, LEG_LIMIT)?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -243,7 +311,7 @@ fn invoke(
     let log_file = dir.with_extension("log");
     std::fs::write(&log_file, &log).map_err(|e| format!("writing {}: {e}", log_file.display()))?;
     eprintln!(
-        "<== conformance client {}: {} in {:.1?} (output in {})",
+        "<== conformance {mode} {}: {} in {:.1?} (output in {})",
         select.join(" "),
         output.status,
         started.elapsed(),

@@ -45,20 +45,28 @@ pub(super) fn table(legs: &[(Leg, LegOutcome)]) -> String {
 }
 
 /// One line per leg: scenarios passed and failed, checks by status, time,
-/// re-runs, and what the baseline rule found.
+/// re-runs, and what the baseline rule found. A leg judged on some
+/// scenarios counts those, and names the others (run, never scored) apart.
 pub(super) fn summary(legs: &[(Leg, LegOutcome)]) -> String {
     let mut out = String::new();
     for (leg, outcome) in legs {
-        let total = outcome.results.len();
+        let scored = |name: &String| leg.scored.as_ref().is_none_or(|s| s.contains(name));
+        let total = outcome.results.keys().filter(|n| scored(n)).count();
         let failing: Vec<&String> = outcome
             .results
             .iter()
-            .filter(|(_, checks)| checks.values().any(|s| s.fails()))
+            .filter(|(name, checks)| scored(name) && checks.values().any(|s| s.fails()))
             .map(|(name, _)| name)
+            .collect();
+        let unscored: Vec<(&String, bool)> = outcome
+            .results
+            .iter()
+            .filter(|(name, _)| !scored(name))
+            .map(|(name, checks)| (name, checks.values().any(|s| s.fails())))
             .collect();
         let non_auth_failing = failing.iter().filter(|s| !s.starts_with("auth/")).count();
         let mut counts = [0usize; 5];
-        for checks in outcome.results.values() {
+        for (_, checks) in outcome.results.iter().filter(|(name, _)| scored(name)) {
             for (status, n) in checks.values().flat_map(|f| f.counts()) {
                 counts[status as usize] += n;
             }
@@ -77,6 +85,35 @@ pub(super) fn summary(legs: &[(Leg, LegOutcome)]) -> String {
             counts[4],
             ms(outcome.took),
         ));
+        if let Some(required) = &leg.scored {
+            let missing: Vec<&String> = required
+                .iter()
+                .filter(|r| !outcome.results.contains_key(*r))
+                .collect();
+            if !missing.is_empty() {
+                out.push_str(&format!(
+                    "; {} of the {} required gave no results: {}",
+                    missing.len(),
+                    required.len(),
+                    missing
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            let failing: Vec<&str> = unscored
+                .iter()
+                .filter(|(_, fails)| *fails)
+                .map(|(name, _)| name.as_str())
+                .collect();
+            out.push_str(&format!(
+                "; not scored (extension, pending, added after release): {} run, {} failing ({})",
+                unscored.len(),
+                failing.len(),
+                failing.join(", ")
+            ));
+        }
         for (scenario, passed) in &outcome.reran {
             let how = if *passed {
                 "passed alone"

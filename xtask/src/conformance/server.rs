@@ -1,0 +1,107 @@
+//! The server legs: the suite's `server` scenarios against the reference
+//! server (`mcp-reference-server --http PORT --conformance`, the fixtures
+//! the scenarios call by name), one leg per requirement set, each on a
+//! fresh server on a free loopback port.
+//!
+//! A leg is judged on the server scenarios its revision requires (as
+//! `conformance list --server --requirements REV` names them); the suite
+//! also runs the revision's extension, pending and added-after-release
+//! scenarios, which the table reports and nothing scores (the reference
+//! server has no tasks extension, say).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use super::Paths;
+use super::suite::{Against, Leg, LegOutcome, run_leg};
+use crate::Result;
+use crate::interop::output_within;
+use crate::interop::serve::{free_port, serve_command};
+
+/// The revisions the server legs run at.
+pub(super) const SERVER_REQUIRED: [&str; 2] = ["2025-11-25", "2026-07-28"];
+
+/// Runs one leg per revision against a fresh reference server
+/// (`server`, the built binary).
+pub(super) fn run_server_legs(
+    paths: &Paths,
+    server: &Path,
+    expected: &[String],
+    out: &Path,
+) -> Result<Vec<(Leg, LegOutcome)>> {
+    let mut done = Vec::new();
+    for version in SERVER_REQUIRED {
+        let leg = Leg::server(version, scored(paths, version)?);
+        let port = free_port()?;
+        let mut command = Command::new(server);
+        command
+            .args(["--http", &port.to_string(), "--conformance"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let served = serve_command(command, port, "/mcp")?;
+        eprintln!(
+            "\n==> {}: the reference server listens on {} (in {:.1?})",
+            leg.label, served.url, served.started_in
+        );
+        let outcome = run_leg(paths, &leg, Against::Server(&served.url), expected, out)?;
+        drop(served);
+        done.push((leg, outcome));
+    }
+    Ok(done)
+}
+
+/// The server scenarios `version` requires, from the suite's own list.
+fn scored(paths: &Paths, version: &str) -> Result<Vec<String>> {
+    let mut command = Command::new(paths.node());
+    command
+        .arg(paths.suite_entry())
+        .args(["list", "--server", "--requirements", version])
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let output = output_within(command, std::time::Duration::from_secs(60))?;
+    if !output.status.success() {
+        return Err(format!(
+            "conformance list --server --requirements {version}: {}",
+            output.status
+        ));
+    }
+    let names = required_server_scenarios(&String::from_utf8_lossy(&output.stdout));
+    if names.is_empty() {
+        return Err(format!(
+            "conformance list --server --requirements {version} named no server scenario"
+        ));
+    }
+    Ok(names)
+}
+
+/// The names under `Server scenarios …:` up to the next blank line.
+fn required_server_scenarios(list: &str) -> Vec<String> {
+    list.lines()
+        .skip_while(|l| !l.trim_start().starts_with("Server scenarios"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(|name| name.trim().to_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_required_server_scenarios() {
+        let list = "Required for 2025-11-25 (48 scenarios, frozen):\n\n\
+                    Server scenarios (test against a server):\n  - server-initialize\n  - ping\n\n\
+                    Client scenarios (test against a client):\n  - initialize\n\n\
+                    Run and reported, but never scored:\n  pending (1):\n    - json-schema-2020-12 [server]\n";
+        assert_eq!(
+            required_server_scenarios(list),
+            ["server-initialize", "ping"]
+        );
+        assert!(required_server_scenarios("nothing").is_empty());
+    }
+}
