@@ -99,11 +99,35 @@ impl Bridge {
     /// Serves the client on this process's stdin and stdout until it
     /// leaves or the server is gone. Nothing but JSON-RPC is written to
     /// stdout; logs go through `tracing`.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), mcp_bridge::BridgeError> {
+    /// let server = mcp_transport_stdio::StdioCommand::new("./my-server");
+    /// let ended = mcp_bridge::Bridge::new(server).serve_stdio().await?;
+    /// eprintln!("bridge: {ended}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn serve_stdio(self) -> Result<Ended, BridgeError> {
         self.serve(tokio::io::stdin(), tokio::io::stdout()).await
     }
 
     /// Serves the client that writes to `reader` and reads `writer`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use mcp_bridge::{Bridge, Ended};
+    /// use mcp_reference_server::{FakeConfig, FakeServer};
+    ///
+    /// let server = FakeServer::new(FakeConfig::legacy());
+    /// let (client_end, bridge_end) = tokio::io::duplex(4096);
+    /// let (read, write) = tokio::io::split(bridge_end);
+    /// drop(client_end); // a client that leaves at once
+    /// let ended = Bridge::new(server.connector()).serve(read, write).await.unwrap();
+    /// assert_eq!(ended, Ended::ClientLeft);
+    /// # }
+    /// ```
     pub async fn serve<R, W>(self, reader: R, writer: W) -> Result<Ended, BridgeError>
     where
         R: AsyncRead + Unpin + Send + 'static,
