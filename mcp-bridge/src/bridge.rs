@@ -109,6 +109,10 @@ impl Bridge {
     /// # }
     /// ```
     pub async fn serve_stdio(self) -> Result<Ended, BridgeError> {
+        #[cfg(unix)]
+        if let Some((reader, writer)) = stdio_pipes() {
+            return self.serve(reader, writer).await;
+        }
         self.serve(tokio::io::stdin(), tokio::io::stdout()).await
     }
 
@@ -176,4 +180,34 @@ async fn gone(transport: &Arc<dyn Transport>) {
     while transport.is_alive() {
         tokio::time::sleep(WATCH).await;
     }
+}
+
+/// Stdin and stdout as pipes the runtime's I/O driver reads and writes,
+/// when both are pipes (as a client that starts the bridge makes them):
+/// tokio's own stdin and stdout read and write on a blocking thread, a
+/// hand-off each way for every read and write. Anything else (a terminal,
+/// a file) is left to those.
+#[cfg(unix)]
+fn stdio_pipes() -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let is_pipe = |fd: &std::os::fd::OwnedFd| {
+        std::fs::File::from(fd.try_clone().ok()?)
+            .metadata()
+            .ok()
+            .map(|m| m.file_type().is_fifo())
+    };
+    let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let stdout = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    // Both or neither: converting one sets it non-blocking, which tokio's
+    // own stdin and stdout do not expect.
+    if is_pipe(&stdin) != Some(true) || is_pipe(&stdout) != Some(true) {
+        return None;
+    }
+    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(stdin).ok()?;
+    let writer = tokio::net::unix::pipe::Sender::from_owned_fd(stdout).ok()?;
+    Some((reader, writer))
 }

@@ -552,7 +552,7 @@ pub async fn concurrent(
 /// (all that may go, in one write) and a reader taking the answers in order
 /// (the server answers echo at once, so in order), no JSON handled on
 /// either side.
-async fn pipelined(bare: &mut Bare, window: usize, lines: &[Vec<u8>]) -> Result<Load> {
+pub async fn pipelined(bare: &mut Bare, window: usize, lines: &[Vec<u8>]) -> Result<Load> {
     let slots = Semaphore::new(window);
     let start = Instant::now();
     // When each request went, in nanoseconds from the start.

@@ -13,7 +13,8 @@
 //!
 //! The rows: latency of one `tools/call echo` round trip (small and 16 KiB),
 //! throughput of concurrent callers on one connection (stdio, and HTTP over
-//! loopback with JSON and SSE answers), peak memory on a large echo and on
+//! loopback with JSON and SSE answers), the same bytes through `mcp bridge`
+//! against a bare relay of two pipes, peak memory on a large echo and on
 //! large results (each case in a child process of its own, so that peaks do
 //! not mix), connect time (stdio and HTTP, pinned, probing, and with a
 //! saved verdict), many idle connections, and protocol micro-benchmarks.
@@ -23,6 +24,7 @@
 //! Usage: `mcp-bench --server PATH [--out FILE] [--quick] [--only ROW,...]`.
 
 mod bare;
+mod bridge;
 /// The rmcp side of `docs/coming-from-rmcp.md`, compiled (never run).
 #[cfg(feature = "rmcp")]
 #[allow(dead_code)]
@@ -176,6 +178,16 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(args: &[String]) -> Result {
+    // Internal: the middle process of the bridge row.
+    for (flag, serve) in [
+        ("--serve-bridge", bridge::Serve::Bridge as fn(PathBuf) -> bridge::Serve),
+        ("--serve-relay", bridge::Serve::Relay),
+    ] {
+        if let Some(i) = args.iter().position(|a| a == flag) {
+            let server = args.get(i + 1).ok_or("the server's path is missing")?;
+            return bridge::serve(serve(PathBuf::from(server)), &bridge::era_of(args));
+        }
+    }
     let mut server = std::env::var_os("MCP_BENCH_SERVER").map(PathBuf::from);
     let mut out = None;
     let mut quick = false;
@@ -217,7 +229,7 @@ fn run(args: &[String]) -> Result {
                 println!(
                     "usage: mcp-bench --server PATH [--out FILE] [--quick] [--only ROW,...]\n\
                      \x20                [--callers N,...] [--era legacy|modern]\n\
-                     rows: micro latency throughput http memory large connect idle\n\
+                     rows: micro latency throughput http bridge memory large connect idle\n\
                      (and cpu, only by name: the client's CPU time per call)\n\
                      --callers and --era narrow the throughput rows (stdio, http), to profile them"
                 );
@@ -311,6 +323,11 @@ async fn bench(settings: &Settings) -> Result<Report> {
     if settings.runs("http") {
         step("HTTP throughput");
         let outcome = http::throughput(settings, &wire, &mut report).await;
+        failed(&mut report, outcome);
+    }
+    if settings.runs("bridge") {
+        step("through the bridge");
+        let outcome = bridge::run(settings, &wire, &mut report).await;
         failed(&mut report, outcome);
     }
     if settings.runs("memory") {

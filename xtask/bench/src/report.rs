@@ -500,6 +500,23 @@ impl Report {
                 });
             }
         }
+        // The bridge's latency: one caller, the inverse of the rate ratio.
+        for row in self
+            .throughput
+            .iter()
+            .filter(|r| r.transport == "bridge" && r.callers == 1 && r.who == Who::Ours)
+        {
+            if let Some(r) = self.throughput_ratio(row, Who::Limit) {
+                out.push(Target {
+                    what: format!(
+                        "latency through the bridge ({}, one caller) ≤ 1.3× a bare relay",
+                        row.era.flag()
+                    ),
+                    measured: format!("{:.2}×", 1.0 / r),
+                    met: verdict(1.0 / r <= 1.3),
+                });
+            }
+        }
         // Throughput.
         for row in self
             .throughput
@@ -704,7 +721,7 @@ impl Report {
     }
 
     fn write_throughput(&self, s: &mut String, settings: &Settings) -> std::fmt::Result {
-        for transport in ["stdio", "HTTP"] {
+        for transport in ["stdio", "HTTP", "bridge"] {
             let rows: Vec<&Throughput> = self
                 .throughput
                 .iter()
@@ -724,6 +741,18 @@ impl Report {
                      better; latency is per call under that load.\n",
                     settings.throughput_calls,
                     settings.throughput_time,
+                    crate::cases::THROUGHPUT_ROUNDS
+                )?;
+            } else if transport == "bridge" {
+                writeln!(
+                    s,
+                    "\n## Through the bridge: `mcp bridge` against a bare relay\n\n\
+                     The same request lines, written by the limit's own client (as many in \
+                     flight as there are callers, answers read as they come), through \
+                     `mcp_bridge::Bridge` serving the reference server on its stdio \
+                     (\"ours\") and through a relay of two pipes copying bytes (\"limit\"): \
+                     the ratio is the bridge's own cost. With one caller this is its \
+                     latency. {} rounds taking turns.\n",
                     crate::cases::THROUGHPUT_ROUNDS
                 )?;
             } else {
