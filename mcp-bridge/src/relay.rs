@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
 use mcp_protocol::error_codes::INTERNAL_ERROR;
+use mcp_protocol::meta::PROGRESS_TOKEN;
 use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_CANCELLED};
 use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
 use mcp_transport::{
@@ -118,11 +119,18 @@ impl ServerRequestHandler for ToServer {
                 let _ = link.legacy.set(true);
             }
             let _counted = Counted::new(&link.in_flight);
-            // Progress and a subscription's notifications are tied to
-            // their call; they go to the client as they come.
-            let to_client = link.clone();
-            let tied = passing(move |n| forward(&to_client.downstream, n.clone(), "client"));
-            let mut options = RequestOptions::new().listener(tied);
+            let mut options = RequestOptions::new();
+            // Progress reaches a call only through a listener of its own
+            // (anything else tied to a call goes on to the connection's);
+            // it goes to the client as it comes.
+            if request
+                .meta()
+                .is_some_and(|m| m.contains_key(PROGRESS_TOKEN))
+            {
+                let to_client = link.clone();
+                let tied = passing(move |n| forward(&to_client.downstream, n.clone(), "client"));
+                options = options.listener(tied);
+            }
             if initialize {
                 // The spec says initialize is never cancelled.
                 options = options.no_wire_cancel();
