@@ -40,6 +40,7 @@ const WATCH: Duration = Duration::from_millis(50);
 pub struct Bridge {
     upstream: Arc<dyn Connector>,
     max_message_size: usize,
+    authorization_hint: Option<String>,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -79,7 +80,24 @@ impl Bridge {
         Bridge {
             upstream: Arc::new(upstream),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            authorization_hint: None,
         }
+    }
+
+    /// What the client is told to do when the server asks for
+    /// authorization, after the error itself: a bridge serving on stdio
+    /// cannot ask anyone (stdin carries the protocol), so it names the step
+    /// to take, such as `run \`mcp --url … login\` first`.
+    ///
+    /// ```
+    /// # let server = mcp_transport_stdio::StdioCommand::new("server");
+    /// let bridge = mcp_bridge::Bridge::new(server)
+    ///     .authorization_hint("run `mcp --url https://example.com/mcp login` first");
+    /// # let _ = bridge;
+    /// ```
+    pub fn authorization_hint(mut self, hint: impl Into<String>) -> Bridge {
+        self.authorization_hint = Some(hint.into());
+        self
     }
 
     /// The largest message read from the client, in bytes (default
@@ -137,7 +155,7 @@ impl Bridge {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let link = Arc::new(Link::default());
+        let link = Arc::new(Link::new(self.authorization_hint));
         let upstream = self
             .upstream
             .connect(upstream_handlers(&link))

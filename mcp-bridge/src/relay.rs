@@ -37,9 +37,19 @@ pub(crate) struct Link {
     /// Whether the session is of the legacy era (it began with
     /// `initialize`): its results carry no `resultType`.
     legacy: OnceLock<bool>,
+    /// What to do when the server asks for authorization, added to the
+    /// error the client gets.
+    authorization_hint: Option<String>,
 }
 
 impl Link {
+    pub(crate) fn new(authorization_hint: Option<String>) -> Link {
+        Link {
+            authorization_hint,
+            ..Link::default()
+        }
+    }
+
     pub(crate) fn set_upstream(&self, upstream: Arc<dyn Transport>) {
         let _ = self.upstream.set(upstream);
     }
@@ -138,7 +148,15 @@ impl ServerRequestHandler for ToServer {
             let method = request.method.clone();
             match upstream.request(request, options).await {
                 Ok(result) => Ok(as_sent(result, link.legacy())),
-                Err(error) => Err(relayed_error(&method, error, "server")),
+                Err(error) => {
+                    let mut object = relayed_error(&method, error.clone(), "server");
+                    if let (TransportError::AuthorizationRequired { .. }, Some(hint)) =
+                        (&error, &link.authorization_hint)
+                    {
+                        object.message = format!("{}; {hint}", object.message);
+                    }
+                    Err(object)
+                }
             }
         })
     }

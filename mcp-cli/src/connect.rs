@@ -169,6 +169,13 @@ pub(crate) struct Upstream {
 impl Upstream {
     /// What to tell the user about a failure to connect: why the stored
     /// authorization failed, or to log in when the server asks for it.
+    /// The step to take when the server asks for authorization: log in.
+    pub(crate) fn login_hint(&self) -> Option<String> {
+        self.http
+            .as_ref()
+            .map(|(url, _)| crate::auth::login_hint(url))
+    }
+
     pub(crate) fn hint(&self, error: Option<&TransportError>) -> Option<String> {
         let (url, oauth) = self.http.as_ref()?;
         match oauth.as_ref().and_then(|o| o.last_error()) {

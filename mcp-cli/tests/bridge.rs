@@ -114,10 +114,15 @@ struct Running {
 
 impl Running {
     fn start(upstream: &[&str]) -> Running {
+        let mut args = vec!["bridge", "--"];
+        args.extend_from_slice(upstream);
+        Running::start_args(&args, &[])
+    }
+
+    fn start_args(args: &[&str], env: &[(&str, &str)]) -> Running {
         let mut child = Command::new(MCP)
-            .arg("bridge")
-            .arg("--")
-            .args(upstream)
+            .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -274,4 +279,45 @@ fn a_server_that_cannot_start_is_an_error_on_stderr_and_nothing_on_stdout() {
     assert_eq!(rest, "", "stdout carries only JSON-RPC");
     let stderr = bridge.stderr();
     assert!(stderr.contains("could not connect"), "{stderr}");
+}
+
+#[test]
+fn a_server_that_needs_authorization_is_answered_with_the_login_to_run() {
+    let dir = std::env::temp_dir().join(format!("mcp-bridge-auth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("tokens.json");
+    let mut server = Command::new(server())
+        .args(["--http", "0", "--oauth"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    let mut bridge = Running::start_args(
+        &["bridge", "--url", &url],
+        &[("MCP_TOKEN_STORE", store.to_str().unwrap())],
+    );
+    bridge.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    let answer = bridge.read();
+    let _ = server.kill();
+    let _ = server.wait();
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("login"), "{answer}");
+    assert!(message.contains(&url), "{answer}");
+    drop(bridge.child.stdin.take());
+    assert_eq!(bridge.exit_within(Duration::from_secs(5)), 0);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -13,7 +13,10 @@ use crate::exit::{Failure, Kind, Outcome};
 /// stdin carries the protocol.
 pub(crate) async fn run(upstream: Upstream, interrupted: CancellationToken) -> Outcome {
     let name = upstream.name.clone();
-    let bridge = Bridge::new(upstream.connector.clone());
+    let mut bridge = Bridge::new(upstream.connector.clone());
+    if let Some(hint) = upstream.login_hint() {
+        bridge = bridge.authorization_hint(hint);
+    }
     let ended = tokio::select! {
         ended = bridge.serve_stdio() => ended,
         // Dropping the bridge closes both sides: the server's session
