@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::Instrument;
 
 use crate::relay::{Link, downstream_handlers, upstream_handlers};
+use crate::restart::{Budget, Restarts, restart};
 
 /// How long the bridge lets the client read its last answers before it
 /// exits, once the server is gone.
@@ -41,6 +42,7 @@ pub struct Bridge {
     upstream: Arc<dyn Connector>,
     max_message_size: usize,
     authorization_hint: Option<String>,
+    restarts: Restarts,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -59,8 +61,9 @@ pub enum Ended {
     /// closed with it.
     #[error("the client left")]
     ClientLeft,
-    /// The server went away; the client's pending calls were answered
-    /// with an error saying so.
+    /// The server went away (and could not be restarted within the
+    /// budget); the client's pending calls were answered with an error
+    /// saying so.
     #[error("the server is gone: {0}")]
     ServerGone(String),
 }
@@ -81,7 +84,27 @@ impl Bridge {
             upstream: Arc::new(upstream),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             authorization_hint: None,
+            restarts: Restarts::never(),
         }
+    }
+
+    /// Restarts a server that died, within this budget (by default it
+    /// never does, and serving ends). Calls in flight when it died are
+    /// answered with an error saying they may have run; the new server is
+    /// told the client's `initialize` and `initialized` again, and a legacy
+    /// client is told that the tools, resources and prompts may have
+    /// changed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # let server = mcp_transport_stdio::StdioCommand::new("server");
+    /// let bridge = mcp_bridge::Bridge::new(server)
+    ///     .restarts(mcp_bridge::Restarts::new(3, Duration::from_secs(60)));
+    /// # let _ = bridge;
+    /// ```
+    pub fn restarts(mut self, restarts: Restarts) -> Bridge {
+        self.restarts = restarts;
+        self
     }
 
     /// What the client is told to do when the server asks for
@@ -161,7 +184,7 @@ impl Bridge {
             .connect(upstream_handlers(&link))
             .await
             .map_err(BridgeError::Connect)?;
-        link.set_upstream(upstream.clone());
+        link.set_upstream(upstream);
         let downstream = Arc::new(
             StreamTransport::builder()
                 .name("client")
@@ -169,24 +192,42 @@ impl Bridge {
                 .build(reader, writer, downstream_handlers(&link)),
         );
         link.set_downstream(downstream.clone());
+        let connector = self.upstream.clone();
+        let mut budget = Budget::new(self.restarts);
         let serving = async move {
-            tokio::select! {
-                () = downstream.ended() => {
-                    tracing::info!("the client left; closing the server's session");
-                    upstream.close().await;
-                    Ok(Ended::ClientLeft)
-                }
-                () = gone(&upstream) => {
-                    // The client's calls fail with an error that says so; the
-                    // client reads them before the bridge goes.
-                    let deadline = tokio::time::Instant::now() + LAST_WORDS;
-                    while link.in_flight() > 0 && tokio::time::Instant::now() < deadline {
-                        tokio::time::sleep(Duration::from_millis(5)).await;
+            let mut restarts = 0;
+            loop {
+                let upstream = link.upstream().expect("connected above");
+                tokio::select! {
+                    () = downstream.ended() => {
+                        tracing::info!("the client left; closing the server's session");
+                        upstream.close().await;
+                        return Ok(Ended::ClientLeft);
                     }
-                    downstream.close_after_writing(LAST_WORDS).await;
-                    tracing::warn!("the server is gone");
-                    Ok(Ended::ServerGone("the server's connection ended".into()))
+                    () = gone(&upstream) => {}
                 }
+                // The client's calls in flight fail with an error that
+                // says the server is gone and they may have run.
+                let deadline = tokio::time::Instant::now() + LAST_WORDS;
+                while link.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                let why = if budget.take() {
+                    restarts += 1;
+                    tracing::warn!(attempt = restarts, "the server is gone; restarting it");
+                    match restart(&link, &connector, restarts).await {
+                        Ok(()) => continue,
+                        Err(e) => format!("the server could not be restarted: {e}"),
+                    }
+                } else if restarts > 0 {
+                    format!("the server's connection ended, after {restarts} restarts")
+                } else {
+                    "the server's connection ended".to_owned()
+                };
+                // The client reads what is pending before the bridge goes.
+                downstream.close_after_writing(LAST_WORDS).await;
+                tracing::warn!("{why}");
+                return Ok(Ended::ServerGone(why));
             }
         };
         serving.instrument(tracing::info_span!("mcp_bridge")).await

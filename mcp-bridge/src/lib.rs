@@ -53,5 +53,7 @@
 
 mod bridge;
 mod relay;
+mod restart;
 
 pub use bridge::{Bridge, BridgeError, Ended};
+pub use restart::Restarts;

@@ -11,12 +11,12 @@
 //! cancels it on the far side, so a cancel crosses the bridge both ways.
 
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use futures::future::BoxFuture;
 use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::meta::PROGRESS_TOKEN;
-use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_CANCELLED};
+use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED};
 use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
 use mcp_transport::{
     ConnectionHandlers, Listener, RequestOptions, ServerRequestHandler, Transport, TransportError,
@@ -27,7 +27,11 @@ use serde_json::Value;
 #[derive(Default)]
 pub(crate) struct Link {
     downstream: OnceLock<Arc<dyn Transport>>,
-    upstream: OnceLock<Arc<dyn Transport>>,
+    /// The server's session: replaced when the server is restarted.
+    upstream: RwLock<Option<Arc<dyn Transport>>>,
+    /// The client's `initialize` params, and whether it said
+    /// `initialized`: what a restarted server is told again.
+    handshake: Mutex<Handshake>,
     /// Ids of the requests the bridge sends the downstream client (the
     /// server's requests, relayed): the client's connection is ours, so
     /// the ids are ours to give.
@@ -51,7 +55,28 @@ impl Link {
     }
 
     pub(crate) fn set_upstream(&self, upstream: Arc<dyn Transport>) {
-        let _ = self.upstream.set(upstream);
+        *self.upstream.write().unwrap_or_else(|p| p.into_inner()) = Some(upstream);
+    }
+
+    /// The server's session now.
+    pub(crate) fn upstream(&self) -> Option<Arc<dyn Transport>> {
+        self.upstream
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The client's handshake so far.
+    pub(crate) fn handshake(&self) -> Handshake {
+        self.handshake
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sends a notification to the client, if it is there.
+    pub(crate) fn notify_client(&self, notification: Notification) {
+        forward_to(self.downstream.get().cloned(), notification, "client");
     }
 
     pub(crate) fn set_downstream(&self, downstream: Arc<dyn Transport>) {
@@ -63,16 +88,25 @@ impl Link {
         self.in_flight.load(Ordering::Acquire)
     }
 
-    fn legacy(&self) -> bool {
+    pub(crate) fn legacy(&self) -> bool {
         self.legacy.get().copied().unwrap_or(false)
     }
+}
+
+/// What the client said to open its session, kept for a restarted server.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Handshake {
+    /// The params of its `initialize`.
+    pub(crate) initialize: Option<Value>,
+    /// Whether it sent `notifications/initialized`.
+    pub(crate) initialized: bool,
 }
 
 /// What the upstream connection does with what the server sends unasked:
 /// notifications go to the client, requests to the client and back.
 pub(crate) fn upstream_handlers(link: &Arc<Link>) -> ConnectionHandlers {
     let to_client = link.clone();
-    let listener = passing(move |n| forward(&to_client.downstream, n.clone(), "client"));
+    let listener = passing(move |n| to_client.notify_client(n.clone()));
     ConnectionHandlers::new(listener).with_server_requests(Arc::new(ToClient(link.clone())))
 }
 
@@ -83,8 +117,15 @@ pub(crate) fn downstream_handlers(link: &Arc<Link>) -> ConnectionHandlers {
     let listener = passing(move |n| {
         // The engine acts on a cancel itself (it aborts the relayed call,
         // which cancels it upstream); passing it on would say it twice.
+        if n.method == NOTIFICATION_INITIALIZED {
+            to_server
+                .handshake
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .initialized = true;
+        }
         if n.method != NOTIFICATION_CANCELLED {
-            forward(&to_server.upstream, n.clone(), "server");
+            forward_to(to_server.upstream(), n.clone(), "server");
         }
     });
     ConnectionHandlers::new(listener).with_server_requests(Arc::new(ToServer(link.clone())))
@@ -101,8 +142,8 @@ fn passing(f: impl Fn(&Notification) + Send + Sync + 'static) -> Listener {
 }
 
 /// Sends a notification to the other side, if it is there.
-fn forward(to: &OnceLock<Arc<dyn Transport>>, notification: Notification, side: &str) {
-    let Some(transport) = to.get() else {
+fn forward_to(to: Option<Arc<dyn Transport>>, notification: Notification, side: &str) {
+    let Some(transport) = to else {
         tracing::debug!(method = %notification.method, "a notification before the {side} was connected");
         return;
     };
@@ -118,7 +159,7 @@ impl ServerRequestHandler for ToServer {
     fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
         let link = self.0.clone();
         Box::pin(async move {
-            let Some(upstream) = link.upstream.get().cloned() else {
+            let Some(upstream) = link.upstream() else {
                 return Err(ErrorObject::new(
                     INTERNAL_ERROR,
                     "the bridge is not connected to the server yet",
@@ -127,6 +168,10 @@ impl ServerRequestHandler for ToServer {
             let initialize = request.method == INITIALIZE;
             if initialize {
                 let _ = link.legacy.set(true);
+                link.handshake
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .initialize = request.params.clone();
             }
             let _counted = Counted::new(&link.in_flight);
             let mut options = RequestOptions::new();
@@ -138,7 +183,7 @@ impl ServerRequestHandler for ToServer {
                 .is_some_and(|m| m.contains_key(PROGRESS_TOKEN))
             {
                 let to_client = link.clone();
-                let tied = passing(move |n| forward(&to_client.downstream, n.clone(), "client"));
+                let tied = passing(move |n| to_client.notify_client(n.clone()));
                 options = options.listener(tied);
             }
             if initialize {

@@ -186,13 +186,23 @@ pub(crate) enum Command {
     /// client leaves, 3 when the server is gone (after answering what was
     /// pending). A --url server that needs authorization: run `mcp login`
     /// first (the bridge never reads the terminal).
-    Bridge,
+    Bridge(BridgeArgs),
     /// Authorize with the server of --url (OAuth): prints the URL to open,
     /// waits for the browser's redirect on a loopback port, and stores the
     /// tokens, which later --url commands use.
     Login,
     /// Forget the stored tokens of the server of --url.
     Logout,
+}
+
+/// `mcp bridge …`.
+#[derive(Debug, Args)]
+pub(crate) struct BridgeArgs {
+    /// Restart a server that died at most this many times a minute (calls
+    /// in flight get an error saying they may have run; the client's
+    /// handshake is told to the new server); 0: exit when it dies.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub(crate) restarts: u32,
 }
 
 /// `mcp tools …`.

@@ -168,10 +168,10 @@ async fn run(cli: Cli) -> Outcome {
             )),
         };
     }
-    if matches!(cli.command, Some(args::Command::Bridge)) {
+    if let Some(args::Command::Bridge(bridge)) = &cli.command {
         let recorder = record::recorder(&cli)?;
         let upstream = connect::upstream(&cli, server, recorder.as_ref())?;
-        let outcome = commands::bridge::run(upstream, interrupted).await;
+        let outcome = commands::bridge::run(upstream, bridge, interrupted).await;
         return match (&recorder, cli.server.record.clone()) {
             (Some(recorder), Some(path)) => record::finish(recorder, &path, outcome),
             _ => outcome,

@@ -252,7 +252,19 @@ fn a_signal_stops_the_bridge_and_its_server() {
 
 #[test]
 fn when_the_server_dies_mid_call_the_call_is_answered_and_the_bridge_exits() {
-    let mut bridge = Running::start(&[&server(), "--era", "legacy"]);
+    let server = server();
+    let mut bridge = Running::start_args(
+        &[
+            "bridge",
+            "--restarts",
+            "0",
+            "--",
+            &server,
+            "--era",
+            "legacy",
+        ],
+        &[],
+    );
     let server = bridge.initialize();
     bridge.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "slow", "arguments": {"steps": 100, "delayMs": 50}}}));
@@ -320,4 +332,50 @@ fn a_server_that_needs_authorization_is_answered_with_the_login_to_run() {
     drop(bridge.child.stdin.take());
     assert_eq!(bridge.exit_within(Duration::from_secs(5)), 0);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_server_that_dies_is_restarted_within_the_budget_and_the_session_goes_on() {
+    let server = server();
+    let mut bridge = Running::start_args(
+        &[
+            "bridge",
+            "--restarts",
+            "1",
+            "--",
+            &server,
+            "--era",
+            "legacy",
+        ],
+        &[],
+    );
+    let first = bridge.initialize();
+    Command::new("kill")
+        .args(["-KILL", &first.to_string()])
+        .status()
+        .unwrap();
+    // The client hears that the lists may have changed...
+    let told = bridge.read();
+    assert_eq!(told["method"], "notifications/tools/list_changed", "{told}");
+    bridge.read();
+    bridge.read();
+    // ...and its session goes on, with a new server that was told the
+    // client's handshake.
+    bridge.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "again"}}}));
+    let answer = bridge.read();
+    assert_eq!(answer["result"]["content"][0]["text"], "again", "{answer}");
+    let second = children(bridge.child.id())
+        .first()
+        .copied()
+        .expect("a new server");
+    assert_ne!(second, first);
+    // The budget spent, the next death ends the bridge.
+    Command::new("kill")
+        .args(["-KILL", &second.to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(bridge.exit_within(Duration::from_secs(5)), 3);
+    let stderr = bridge.stderr();
+    assert!(stderr.contains("after 1 restarts"), "{stderr}");
 }

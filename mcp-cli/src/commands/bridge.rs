@@ -1,19 +1,28 @@
 //! `mcp bridge`: the server served to an MCP client on this process's
 //! stdio, every message relayed within the era both speak.
 
-use mcp_bridge::{Bridge, BridgeError, Ended};
+use std::time::Duration;
+
+use mcp_bridge::{Bridge, BridgeError, Ended, Restarts};
 use mcp_client::transport::CancellationToken;
 
+use crate::args::BridgeArgs;
 use crate::connect::Upstream;
 use crate::exit::{Failure, Kind, Outcome};
 
 /// Serves `upstream` on stdin and stdout until the client leaves (exit
-/// 0), the server is gone (exit 3, after answering what was pending), or
+/// 0), the server is gone past its restarts (exit 3, after answering what
+/// was pending), or
 /// a signal stops it (exit 130). Nothing is ever read from the terminal:
 /// stdin carries the protocol.
-pub(crate) async fn run(upstream: Upstream, interrupted: CancellationToken) -> Outcome {
+pub(crate) async fn run(
+    upstream: Upstream,
+    args: &BridgeArgs,
+    interrupted: CancellationToken,
+) -> Outcome {
     let name = upstream.name.clone();
-    let mut bridge = Bridge::new(upstream.connector.clone());
+    let mut bridge = Bridge::new(upstream.connector.clone())
+        .restarts(Restarts::new(args.restarts, Duration::from_secs(60)));
     if let Some(hint) = upstream.login_hint() {
         bridge = bridge.authorization_hint(hint);
     }

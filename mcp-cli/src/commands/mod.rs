@@ -75,7 +75,7 @@ pub(crate) async fn run(ctx: &Ctx, command: Option<Command>) -> Outcome {
         Command::Login | Command::Logout => Err(crate::exit::Failure::usage(
             "`mcp login` and `mcp logout` run before connecting",
         )),
-        Command::Bridge => Err(crate::exit::Failure::usage(
+        Command::Bridge(_) => Err(crate::exit::Failure::usage(
             "`mcp bridge` serves the server itself, with no client of its own",
         )),
     }
