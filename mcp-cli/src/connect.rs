@@ -188,6 +188,17 @@ impl Upstream {
     }
 }
 
+/// How long `mcp bridge` gives its server to exit after closing its stdin
+/// (once its own client has left), before `SIGTERM`; then
+/// [`BRIDGE_TERM_GRACE`] before `SIGKILL`. The bridge is a stdio server
+/// itself, and its client gives it 2 s after closing its stdin before
+/// sending `SIGTERM` (the official TypeScript and Python SDKs do): its own
+/// server's shutdown must end within that, or the client's signal cuts it
+/// short and the server is killed without ever being asked to stop.
+const BRIDGE_CLOSE_GRACE: std::time::Duration = std::time::Duration::from_millis(1000);
+/// See [`BRIDGE_CLOSE_GRACE`].
+const BRIDGE_TERM_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The server the command line names, as a connector, through `recorder`
 /// when recording.
 pub(crate) fn upstream(
@@ -207,6 +218,11 @@ pub(crate) fn upstream(
             }
             if let Some(dir) = &cli.server.cwd {
                 command = command.current_dir(dir);
+            }
+            if matches!(cli.command, Some(crate::args::Command::Bridge(_))) {
+                command = command
+                    .close_grace(BRIDGE_CLOSE_GRACE)
+                    .term_grace(BRIDGE_TERM_GRACE);
             }
             let name = command.get_name();
             if cli.verbose > 0 {

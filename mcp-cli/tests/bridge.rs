@@ -231,6 +231,49 @@ fn when_the_client_leaves_the_bridge_and_its_server_exit() {
 }
 
 #[test]
+fn a_server_slow_to_stop_is_stopped_before_the_client_would_signal_the_bridge() {
+    // A server that goes on at its stdin's end (as one still busy with a
+    // call it was told to cancel) and stops only at SIGTERM, leaving a mark.
+    let mark = std::env::temp_dir().join(format!("mcp-bridge-sigterm-{}", std::process::id()));
+    let _ = std::fs::remove_file(&mark);
+    let script = format!(
+        "trap 'echo > \"{}\"; exit 0' TERM; while :; do sleep 0.05; done",
+        mark.display()
+    );
+    let mut bridge = Running::start_args(&["-v", "bridge", "--", "sh", "-c", &script], &[]);
+    let start = Instant::now();
+    let server = loop {
+        if let Some(&pid) = children(bridge.child.id()).first() {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "no server started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let left = Instant::now();
+    drop(bridge.child.stdin.take());
+    let code = bridge.exit_within(Duration::from_secs(10));
+    let took = left.elapsed();
+    // The official TypeScript and Python SDKs send a stdio server SIGTERM
+    // 2 s after closing its stdin: by then the bridge has stopped its
+    // server the way the spec says (stdin, then SIGTERM) and left.
+    assert_eq!(code, 0, "{}", bridge.stderr());
+    assert!(
+        took < Duration::from_millis(1900),
+        "the bridge took {took:?} to leave"
+    );
+    assert!(mark.exists(), "the server was not given SIGTERM");
+    let _ = std::fs::remove_file(&mark);
+    assert!(
+        gone_within(server, Duration::from_secs(5)),
+        "the server outlived the bridge"
+    );
+}
+
+#[test]
 fn a_signal_stops_the_bridge_and_its_server() {
     // SIGINT, as a terminal's Ctrl-C sends; SIGTERM, as a desktop client
     // stopping the server it started does.

@@ -21,6 +21,10 @@
 //!   wire (see [`interop`]).
 //! - `cargo xtask interop-install [--offline]`: only the install step; with
 //!   `--offline`, fails if anything would need installing.
+//! - `cargo xtask interop-bridge`: only the interop task's step where the
+//!   official TypeScript and Python SDKs' clients drive `mcp bridge` in
+//!   front of each server (see [`bridge_interop`]); installs what is
+//!   missing and builds only the `mcp` binary.
 //! - `cargo xtask interop-cli-http --mcp MCP --node NODE --python PYTHON`:
 //!   the interop task's CLI checks over HTTP, which it runs in a network
 //!   namespace of their own (see [`cli_http`]).
@@ -51,6 +55,7 @@
 //!   committed input on stable, in the tests of `xtask/fuzz-checks`.
 
 mod bench;
+mod bridge_interop;
 mod cli;
 mod cli_http;
 mod cli_oauth;
@@ -80,6 +85,7 @@ fn main() -> ExitCode {
         "sizes" => sizes::sizes(&args[1..]),
         "interop" => interop::interop(&args[1..]),
         "interop-install" => interop::install_only(&args[1..]),
+        "interop-bridge" => bridge_interop::bridge_only(),
         "interop-cli-http" => cli_http::serve_and_check(&args[1..]),
         "interop-oauth" => cli_oauth::serve_and_check(&args[1..]),
         "conformance" => conformance::conformance(&args[1..]),
@@ -89,7 +95,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz::fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth, mcp-transport-http and mcp-client\n  sizes             the longest functions and files of the library crates (`-- --report`: never fail)\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  conformance-server   only its server legs: the suite's server scenarios against the reference server\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)\n  fuzz              each fuzz target for --seconds N (60), with cargo +nightly fuzz; [TARGET...] [--planted]"
+                "usage: cargo xtask <task>\n\ntasks:\n  test              fmt, clippy, docs, dependency rules, packaging, every test, bench --quick, then interop and conformance\n  deps              the dependency rules only\n  modules           no import circle among the files of mcp-auth, mcp-transport-http and mcp-client\n  sizes             the longest functions and files of the library crates (`-- --report`: never fail)\n  interop           real servers (installed into .cache/interop) against the library and the CLI\n                    (`cargo xtask interop -- --help` for the runner's options)\n  interop-install   only install them (--offline: fail if that would need the network)\n  interop-bridge    only the TypeScript and Python SDKs' clients through `mcp bridge` (installs when missing)\n  conformance       the official MCP conformance suite (installed into .cache/conformance) against the client\n  conformance-install  only install it (--offline: fail if that would need the network)\n  conformance-server   only its server legs: the suite's server scenarios against the reference server\n  bench             every benchmark row vs the limit and rmcp, written to BENCHMARKS.md\n                    (built in target-bench/; `-- --quick`: a tiny run without rmcp, as CI does)\n  fuzz              each fuzz target for --seconds N (60), with cargo +nightly fuzz; [TARGET...] [--planted]"
             );
             return if task == "help" || task == "--help" {
                 ExitCode::SUCCESS

@@ -27,11 +27,14 @@
 //!    server on a free port in its own namespace), and prints its tables.
 //! 4. Drives the same servers through the `mcp` command line, over stdio
 //!    and with `--url` (see [`crate::cli`] and [`crate::cli_http`]).
-//! 5. Logs in through `mcp login` at a real authorization server
+//! 5. Has clients written by others (the official TypeScript and Python
+//!    SDKs' own) drive `mcp bridge` in front of each server (see
+//!    [`crate::bridge_interop`]).
+//! 6. Logs in through `mcp login` at a real authorization server
 //!    (oidc-provider) in front of the Python SDK's server checking each
 //!    token, and uses, refreshes and drops that login (see
 //!    [`crate::cli_oauth`]).
-//! 6. Records a session with each server through `mcp --record` and
+//! 7. Records a session with each server through `mcp --record` and
 //!    replays it through the library with no server (the cassette tests of
 //!    `mcp-cli`).
 //!
@@ -118,6 +121,22 @@ impl Paths {
     /// The Python server script.
     pub(crate) fn python_script(&self) -> PathBuf {
         self.sources().join("python_server.py")
+    }
+
+    /// A client script of the bridge step: `bridge_client.mjs` or
+    /// `bridge_client.py` (see [`crate::bridge_interop`]).
+    pub(crate) fn bridge_client(&self, ext: &str) -> PathBuf {
+        self.sources().join(format!("bridge_client.{ext}"))
+    }
+
+    /// The wire tap put between a client and a stdio server.
+    pub(crate) fn wiretap(&self) -> PathBuf {
+        self.sources().join("wiretap.py")
+    }
+
+    /// The official TypeScript SDK, as server-everything depends on it.
+    pub(crate) fn typescript_sdk(&self) -> PathBuf {
+        self.npm().join("node_modules/@modelcontextprotocol/sdk")
     }
 
     /// server-everything's entry point, given the npm prefix.
@@ -211,12 +230,20 @@ pub(crate) fn interop(args: &[String]) -> Result {
     };
 
     let cli = crate::cli::run(&paths, &installed);
+    // The CLI step built the `mcp` binary (with every target).
+    let bridge = crate::interop::target_dir()
+        .map(|dir| {
+            dir.join("debug")
+                .join(format!("mcp{}", std::env::consts::EXE_SUFFIX))
+        })
+        .and_then(|mcp| crate::bridge_interop::run(&paths, &installed, &mcp));
     let oauth = crate::cli_oauth::run(&installed);
     let cassettes = cassettes(&installed);
 
     eprintln!("\n<== interop in {:.1?}", started.elapsed());
     library?;
     cli?;
+    bridge?;
     oauth?;
     cassettes
 }
@@ -244,6 +271,14 @@ fn cassettes(installed: &Installed) -> Result {
             ("MCP_INTEROP_NODE", node),
         ],
     )
+}
+
+/// The install step, allowed the network, with what it found or did
+/// printed.
+pub(crate) fn install_and_show(paths: &Paths) -> Result<Installed> {
+    let installed = install(paths, Net::Allowed)?;
+    print_steps(&installed.steps);
+    Ok(installed)
 }
 
 /// `cargo xtask interop-install [--offline]`: only the install step; with

@@ -1,0 +1,283 @@
+// A client written by others in front of `mcp bridge`: the official
+// TypeScript SDK's `Client` over its `StdioClientTransport`, which starts
+// the command line it is given (the bridge, serving a server) and drives it
+// as it would any stdio server.
+//
+//     node bridge_client.mjs --sdk SDK_DIR --server everything|python \
+//         [--wire-log FILE] -- COMMAND [ARGS...]
+//
+// SDK_DIR is the `@modelcontextprotocol/sdk` package to use (the one in
+// server-everything's node_modules: no dependency of its own). `--server`
+// names the server behind the bridge, which picks the tools and the answers
+// expected of them. `--wire-log FILE` is the wire log of a `wiretap.py`
+// between the bridge and the server: the cancel check looks there for the
+// cancel the bridge relayed. The bridge's stderr (`mcp -v` shows the
+// server's stderr there) is read too: the Python server says on it that a
+// cancelled `slow` stopped.
+//
+// Prints one line per check, `ok <check>: what was seen` or
+// `FAIL <check>: why`, and exits 1 if any failed (2 on bad usage).
+
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+
+const usage =
+  "usage: node bridge_client.mjs --sdk SDK_DIR --server everything|python [--wire-log FILE] -- COMMAND [ARGS...]";
+
+function parseArgs(argv) {
+  const options = { sdk: null, server: null, wireLog: null, command: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--") {
+      options.command = argv.slice(i + 1);
+      break;
+    } else if (arg === "--sdk") {
+      options.sdk = argv[++i];
+    } else if (arg === "--server") {
+      options.server = argv[++i];
+    } else if (arg === "--wire-log") {
+      options.wireLog = argv[++i];
+    } else {
+      return null;
+    }
+  }
+  if (!options.sdk || !["everything", "python"].includes(options.server) || options.command.length === 0) {
+    return null;
+  }
+  return options;
+}
+
+// What differs between the servers: tool names, arguments, answers.
+const PROFILES = {
+  everything: {
+    tools: ["echo", "trigger-elicitation-request", "trigger-long-running-operation"],
+    echo: { name: "echo", arguments: { message: "héllo from the TypeScript SDK" } },
+    echoed: "Echo: héllo from the TypeScript SDK",
+    elicit: { name: "trigger-elicitation-request", arguments: {} },
+    answer: { name: "Ada", check: true },
+    // The answer, and the schema default the SDK filled in (applyDefaults).
+    elicited: ["Name: Ada", "Favorite Integer: 42"],
+    progress: { name: "trigger-long-running-operation", arguments: { duration: 0.4, steps: 4 } },
+    steps: 4,
+    slow: { name: "trigger-long-running-operation", arguments: { duration: 60, steps: 600 } },
+    // server-everything does not watch its cancels: the wire log is the proof.
+    cancelledOnStderr: null,
+  },
+  python: {
+    tools: ["echo", "greet", "count", "slow"],
+    echo: { name: "echo", arguments: { text: "héllo from the TypeScript SDK" } },
+    echoed: "héllo from the TypeScript SDK",
+    elicit: { name: "greet", arguments: {} },
+    answer: { name: "Ada" },
+    elicited: ["Hello, Ada!"],
+    progress: { name: "count", arguments: { steps: 4 } },
+    steps: 4,
+    slow: { name: "slow", arguments: { seconds: 60 } },
+    cancelledOnStderr: "interop-python: slow was cancelled",
+  },
+};
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function textOf(result) {
+  return (result.content ?? [])
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
+}
+
+/// Waits up to `ms` for `test()` to hold.
+async function eventually(test, ms) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (test()) return true;
+    await sleep(25);
+  }
+  return test();
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  if (!options) {
+    console.error(usage);
+    return 2;
+  }
+  const profile = PROFILES[options.server];
+  const esm = (file) => pathToFileURL(join(options.sdk, "dist", "esm", file)).href;
+  const { Client } = await import(esm("client/index.js"));
+  const { StdioClientTransport } = await import(esm("client/stdio.js"));
+  const { ElicitRequestSchema } = await import(esm("types.js"));
+  const sdkVersion = JSON.parse(readFileSync(join(options.sdk, "package.json"), "utf8")).version;
+
+  let failures = 0;
+  const ok = (check, seen) => console.log(`ok ${check}: ${seen}`);
+  const fail = (check, why) => {
+    failures++;
+    console.log(`FAIL ${check}: ${String(why).replace(/\s+/g, " ").slice(0, 400)}`);
+  };
+  // Runs one check; a throw is its failure.
+  const check = async (name, body) => {
+    try {
+      const seen = await body();
+      ok(name, seen);
+      return true;
+    } catch (e) {
+      fail(name, e?.message ?? e);
+      return false;
+    }
+  };
+
+  const transport = new StdioClientTransport({
+    command: options.command[0],
+    args: options.command.slice(1),
+    stderr: "pipe",
+  });
+  let bridgeStderr = "";
+  transport.stderr?.on("data", (chunk) => {
+    bridgeStderr += chunk.toString();
+  });
+  const client = new Client(
+    { name: "bridge-interop-typescript", version: sdkVersion },
+    { capabilities: { elicitation: { form: { applyDefaults: true } } } },
+  );
+  const elicitations = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    elicitations.push(request.params.message);
+    return { action: "accept", content: profile.answer };
+  });
+
+  // The client tells a transport the version it negotiated (HTTP needs
+  // it); the stdio one has no use for it, so it is caught here to show.
+  let negotiated = "?";
+  transport.setProtocolVersion = (version) => {
+    negotiated = version;
+  };
+  let bridge = null;
+  const connected = await check("connect", async () => {
+    await client.connect(transport);
+    bridge = transport._process;
+    const info = client.getServerVersion();
+    return `${info?.name} ${info?.version}, protocol ${negotiated}, TypeScript SDK ${sdkVersion}`;
+  });
+  if (!connected) {
+    console.log(`bridge stderr: ${bridgeStderr.slice(-800)}`);
+    return 1;
+  }
+
+  await check("list-tools", async () => {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    const missing = profile.tools.filter((t) => !names.includes(t));
+    if (missing.length > 0) throw new Error(`missing ${missing.join(", ")} in ${names.join(", ")}`);
+    return `${names.length} tools, ${profile.tools.join(", ")} among them`;
+  });
+
+  await check("echo", async () => {
+    const text = textOf(await client.callTool(profile.echo));
+    if (!text.includes(profile.echoed)) throw new Error(`got ${JSON.stringify(text)}`);
+    return JSON.stringify(text);
+  });
+
+  await check("elicitation", async () => {
+    const before = elicitations.length;
+    const text = textOf(await client.callTool(profile.elicit));
+    const asked = elicitations.length - before;
+    if (asked !== 1) throw new Error(`the handler was asked ${asked} times`);
+    const lacking = profile.elicited.filter((w) => !text.includes(w));
+    if (lacking.length > 0) throw new Error(`result lacks ${lacking.join(", ")}: ${text}`);
+    return `handler asked once; result has ${profile.elicited.join(", ")}`;
+  });
+
+  await check("progress", async () => {
+    const seen = [];
+    await client.callTool(profile.progress, undefined, {
+      onprogress: (p) => seen.push(`${p.progress}/${p.total}`),
+    });
+    const want = Array.from({ length: profile.steps }, (_, i) => `${i + 1}/${profile.steps}`);
+    if (seen.join(" ") !== want.join(" ")) throw new Error(`progress ${seen.join(" ")}, wanted ${want.join(" ")}`);
+    return seen.join(" ");
+  });
+
+  await check("cancel", async () => {
+    const controller = new AbortController();
+    let progressed = 0;
+    const started = Date.now();
+    const call = client.callTool(profile.slow, undefined, {
+      signal: controller.signal,
+      // Abort once the server is at work.
+      onprogress: () => {
+        progressed++;
+        if (progressed === 1) controller.abort("the user stopped it");
+      },
+      timeout: 60_000,
+    });
+    let outcome;
+    try {
+      await call;
+      outcome = "it returned";
+    } catch (e) {
+      outcome = e;
+    }
+    const took = Date.now() - started;
+    if (!controller.signal.aborted) throw new Error(`no progress came, and ${outcome}`);
+    if (typeof outcome === "string") throw new Error("the call returned after the abort");
+    if (took > 20_000) throw new Error(`the abort took ${took} ms`);
+    const seen = [`aborted after ${took} ms`];
+    if (options.wireLog) {
+      const relayed = () => {
+        try {
+          return readFileSync(options.wireLog, "utf8")
+            .split("\n")
+            .some((l) => /^\s*[\d.]+ > /.test(l) && l.includes('"notifications/cancelled"'));
+        } catch {
+          return false;
+        }
+      };
+      if (!(await eventually(relayed, 5_000))) {
+        throw new Error(`no notifications/cancelled reached the server (wire log ${options.wireLog})`);
+      }
+      seen.push("the bridge sent the server notifications/cancelled");
+    }
+    if (profile.cancelledOnStderr) {
+      if (!(await eventually(() => bridgeStderr.includes(profile.cancelledOnStderr), 5_000))) {
+        throw new Error(`the server did not say ${JSON.stringify(profile.cancelledOnStderr)}`);
+      }
+      seen.push("the server stopped the call");
+    }
+    return seen.join("; ");
+  });
+
+  await check("after-cancel", async () => {
+    const text = textOf(await client.callTool(profile.echo));
+    if (!text.includes(profile.echoed)) throw new Error(`got ${JSON.stringify(text)}`);
+    return "echo works";
+  });
+
+  // The SDK ends the bridge's stdin, waits 2 s, then sends SIGTERM: the
+  // bridge must have left on its own, with status 0.
+  await check("close", async () => {
+    const exited = new Promise((resolve) => {
+      if (bridge === null || bridge.exitCode !== null) resolve();
+      else bridge.once("exit", resolve);
+    });
+    const started = Date.now();
+    await client.close();
+    await exited;
+    const took = Date.now() - started;
+    if (bridge.exitCode !== 0) {
+      throw new Error(`the bridge ended with ${bridge.exitCode ?? bridge.signalCode} after ${took} ms`);
+    }
+    return `the bridge exited 0 in ${took} ms`;
+  });
+  if (failures > 0) console.log(`bridge stderr: ${bridgeStderr.slice(-800).replace(/\n/g, " | ")}`);
+  return failures > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    console.log(`FAIL client: ${e?.stack ?? e}`);
+    process.exit(1);
+  },
+);
