@@ -56,6 +56,7 @@ const CRATES: &[(&str, bool)] = &[
     ("mcp-auth", true),
     ("mcp-transport-http", true),
     ("mcp-client", true),
+    ("mcp-bridge", true),
 ];
 
 /// The task: checks each crate of [`CRATES`].
@@ -95,7 +96,7 @@ pub(crate) fn modules() -> Result {
         }
     }
     if failed.is_empty() {
-        eprintln!("<== no import circle in mcp-auth, mcp-transport-http or mcp-client");
+        eprintln!("<== no import circle in mcp-auth, mcp-transport-http, mcp-client or mcp-bridge");
         Ok(())
     } else {
         Err(format!(

@@ -22,6 +22,7 @@ const CRATES: &[&str] = &[
     "mcp-transport-http",
     "mcp-auth",
     "mcp-client",
+    "mcp-bridge",
     "mcp-testkit",
     "mcp-reference-server",
 ];
