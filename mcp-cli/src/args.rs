@@ -203,6 +203,11 @@ pub(crate) struct BridgeArgs {
     /// handshake is told to the new server); 0: exit when it dies.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub(crate) restarts: u32,
+
+    /// With --url: when no tokens are stored for the server, run the login
+    /// (as `mcp login` does, on stderr and a browser) before serving.
+    #[arg(long)]
+    pub(crate) login: bool,
 }
 
 /// `mcp tools …`.

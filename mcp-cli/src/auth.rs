@@ -65,6 +65,15 @@ pub(crate) fn stored(url: &str, http: &HttpTransportBuilder) -> Outcome<Option<O
         .map_err(auth_failure)
 }
 
+/// Whether tokens are stored for `url`.
+pub(crate) fn logged_in(url: &str) -> Outcome<bool> {
+    let Ok(path) = store_path() else {
+        return Ok(false);
+    };
+    let stored = FileStore::new(path).try_load(url).map_err(auth_failure)?;
+    Ok(stored.is_some())
+}
+
 /// `login`: the authorization URL on stderr, the redirect taken on a
 /// loopback port, the tokens stored.
 pub(crate) async fn login(url: &str, http: HttpTransportBuilder) -> Outcome {

@@ -169,6 +169,18 @@ async fn run(cli: Cli) -> Outcome {
         };
     }
     if let Some(args::Command::Bridge(bridge)) = &cli.command {
+        if bridge.login {
+            let connect::Server::Http(url) = &server else {
+                return Err(Failure::usage("bridge --login needs --url"));
+            };
+            if !auth::logged_in(url)? {
+                // Before serving: stdin is the protocol's once serving starts.
+                tokio::select! {
+                    outcome = auth::login(url, connect::http(&cli, url)?) => outcome?,
+                    () = interrupted.cancelled() => return Err(Failure::interrupted()),
+                }
+            }
+        }
         let recorder = record::recorder(&cli)?;
         let upstream = connect::upstream(&cli, server, recorder.as_ref())?;
         let outcome = commands::bridge::run(upstream, bridge, interrupted).await;

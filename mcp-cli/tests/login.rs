@@ -58,6 +58,18 @@ async fn login(url: &str, store: &Store) {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    browse(&mut lines).await;
+    let status = tokio::time::timeout(WAIT, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "login ended with {status}");
+}
+
+/// The browser's part: the authorization URL the CLI printed on stderr is
+/// followed to the authorization server, whose redirect is followed to the
+/// CLI's loopback port.
+async fn browse(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStderr>>) {
     let authorization = tokio::time::timeout(WAIT, async {
         while let Some(line) = lines.next_line().await.unwrap() {
             if line.starts_with("http://") {
@@ -79,11 +91,75 @@ async fn login(url: &str, store: &Store) {
         .body(RequestBody::new(bytes::Bytes::new()))
         .unwrap();
     assert_eq!(browser.call(request).await.unwrap().status(), 200);
-    let status = tokio::time::timeout(WAIT, child.wait())
+}
+
+/// `mcp --url URL bridge --login`: the login first (the browser played
+/// here), then the server served on stdio; a second bridge uses the
+/// stored tokens and logs in no more.
+#[tokio::test]
+async fn bridge_login_logs_in_before_serving() {
+    use tokio::io::AsyncWriteExt;
+    let server = ProtectedHttpFake::start(FakeConfig::legacy())
         .await
-        .unwrap()
         .unwrap();
-    assert!(status.success(), "login ended with {status}");
+    let url = server.url();
+    let store = Store::new("bridge-login");
+    for first in [true, false] {
+        let mut child = tokio::process::Command::new(MCP)
+            .args(["--url", &url, "bridge", "--login"])
+            .env("MCP_TOKEN_STORE", store.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        if first {
+            browse(&mut lines).await;
+        }
+        // The rest of stderr, read so that the bridge can write it.
+        let stderr = tokio::spawn(async move {
+            let mut rest = Vec::new();
+            while let Ok(Some(line)) = lines.next_line().await {
+                rest.push(line);
+            }
+            rest
+        });
+        let mut stdin = child.stdin.take().unwrap();
+        let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}});
+        stdin
+            .write_all(format!("{initialize}\n").as_bytes())
+            .await
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = tokio::time::timeout(WAIT, out.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap_or_default();
+        let answer: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not an answer ({e}): {line:?}"));
+        assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+        drop(stdin);
+        let status = tokio::time::timeout(WAIT, child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        let stderr = stderr.await.unwrap();
+        assert!(
+            status.success(),
+            "the bridge ended with {status}: {stderr:?}"
+        );
+    }
+    let authorizations = server
+        .requests()
+        .iter()
+        .filter(|r| r.path() == "/authorize")
+        .count();
+    assert_eq!(authorizations, 1, "the second bridge logged in again");
 }
 
 /// `mcp --url URL ARGS…` with the store, to its end.
