@@ -9,6 +9,7 @@ use mcp_transport_stdio::{DEFAULT_MAX_MESSAGE_SIZE, StreamTransport};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::Instrument;
 
+use crate::policy::ToolPolicy;
 use crate::relay::{Link, downstream_handlers, upstream_handlers};
 use crate::restart::{Budget, Restarts, restart};
 
@@ -43,6 +44,7 @@ pub struct Bridge {
     max_message_size: usize,
     authorization_hint: Option<String>,
     restarts: Restarts,
+    tools: ToolPolicy,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -85,7 +87,26 @@ impl Bridge {
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             authorization_hint: None,
             restarts: Restarts::never(),
+            tools: ToolPolicy::new(),
         }
+    }
+
+    /// Which tools the client sees and may call (by default, all): a
+    /// hidden tool is left out of `tools/list` and refused on
+    /// `tools/call` with `-32602`, naming the rule that hides it.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), mcp_bridge::PolicyError> {
+    /// # let server = mcp_transport_stdio::StdioCommand::new("server");
+    /// let policy = mcp_bridge::ToolPolicy::new().deny("*delete*")?.read_only(true);
+    /// let bridge = mcp_bridge::Bridge::new(server).tools(policy);
+    /// # let _ = bridge;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn tools(mut self, policy: ToolPolicy) -> Bridge {
+        self.tools = policy;
+        self
     }
 
     /// Restarts a server that died, within this budget (by default it
@@ -178,7 +199,7 @@ impl Bridge {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let link = Arc::new(Link::new(self.authorization_hint));
+        let link = Arc::new(Link::new(self.authorization_hint, self.tools));
         let upstream = self
             .upstream
             .connect(upstream_handlers(&link))

@@ -45,6 +45,8 @@
 //!   [`StreamTransport`](mcp_transport_stdio::StreamTransport) over the
 //!   byte stream, whose engine correlates, cancels and bounds messages for
 //!   a peer of either role.
+//! * `globset`: the allow and deny lists of tool names
+//!   ([`ToolPolicy`]), as globs.
 //! * `tokio`, `futures`, `serde_json`, `tracing`, `thiserror`: the runtime,
 //!   futures, messages, logs (span `mcp_bridge`) and errors.
 
@@ -52,8 +54,10 @@
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 mod bridge;
+mod policy;
 mod relay;
 mod restart;
 
 pub use bridge::{Bridge, BridgeError, Ended};
+pub use policy::{PolicyError, ToolPolicy};
 pub use restart::Restarts;

@@ -16,12 +16,16 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use futures::future::BoxFuture;
 use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::meta::PROGRESS_TOKEN;
-use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED};
+use mcp_protocol::methods::{
+    INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED, TOOLS_CALL, TOOLS_LIST,
+};
 use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
 use mcp_transport::{
     ConnectionHandlers, Listener, RequestOptions, ServerRequestHandler, Transport, TransportError,
 };
 use serde_json::Value;
+
+use crate::policy::{Applied, ToolPolicy};
 
 /// One downstream client and its upstream session.
 #[derive(Default)]
@@ -44,12 +48,15 @@ pub(crate) struct Link {
     /// What to do when the server asks for authorization, added to the
     /// error the client gets.
     authorization_hint: Option<String>,
+    /// Which tools the client sees and may call.
+    tools: Applied,
 }
 
 impl Link {
-    pub(crate) fn new(authorization_hint: Option<String>) -> Link {
+    pub(crate) fn new(authorization_hint: Option<String>, tools: ToolPolicy) -> Link {
         Link {
             authorization_hint,
+            tools: Applied::new(tools),
             ..Link::default()
         }
     }
@@ -191,8 +198,17 @@ impl ServerRequestHandler for ToServer {
                 options = options.no_wire_cancel();
             }
             let method = request.method.clone();
+            let policed = !link.tools.is_open();
+            if policed && method == TOOLS_CALL {
+                link.tools.check_call(request.params.as_ref())?;
+            }
             match upstream.request(request, options).await {
-                Ok(result) => Ok(as_sent(result, link.legacy())),
+                Ok(mut result) => {
+                    if policed && method == TOOLS_LIST {
+                        link.tools.filter_list(&mut result);
+                    }
+                    Ok(as_sent(result, link.legacy()))
+                }
                 Err(error) => {
                     let mut object = relayed_error(&method, error.clone(), "server");
                     if let (TransportError::AuthorizationRequired { .. }, Some(hint)) =

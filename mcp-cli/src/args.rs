@@ -208,6 +208,22 @@ pub(crate) struct BridgeArgs {
     /// (as `mcp login` does, on stderr and a browser) before serving.
     #[arg(long)]
     pub(crate) login: bool,
+
+    /// Show the client only the tools whose names match this glob (`*`,
+    /// `?`, `[…]`, `{a,b}`; repeatable). A hidden tool is left out of the
+    /// list and refused when called.
+    #[arg(long, value_name = "GLOB")]
+    pub(crate) allow_tools: Vec<String>,
+
+    /// Hide the tools whose names match this glob (repeatable), even when
+    /// allowed.
+    #[arg(long, value_name = "GLOB")]
+    pub(crate) deny_tools: Vec<String>,
+
+    /// Show only the tools the server annotates read-only
+    /// (`readOnlyHint`).
+    #[arg(long)]
+    pub(crate) read_only: bool,
 }
 
 /// `mcp tools …`.

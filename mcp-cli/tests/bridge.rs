@@ -422,3 +422,48 @@ fn a_server_that_dies_is_restarted_within_the_budget_and_the_session_goes_on() {
     let stderr = bridge.stderr();
     assert!(stderr.contains("after 1 restarts"), "{stderr}");
 }
+
+#[test]
+fn hidden_tools_are_left_out_of_the_list_and_refused() {
+    let server = server();
+    let mut bridge = Running::start_args(
+        &[
+            "bridge",
+            "--deny-tools",
+            "sl*",
+            "--allow-tools",
+            "{echo,slow,fail}",
+            "--",
+            &server,
+            "--era",
+            "legacy",
+        ],
+        &[],
+    );
+    bridge.initialize();
+    bridge.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let listed = bridge.read();
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["echo", "fail"], "{listed}");
+    bridge.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}}}));
+    let refused = bridge.read();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--deny-tools sl*"),
+        "{refused}"
+    );
+    bridge.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "shown"}}}));
+    assert_eq!(bridge.read()["result"]["content"][0]["text"], "shown");
+    drop(bridge.child.stdin.take());
+    assert_eq!(bridge.exit_within(Duration::from_secs(5)), 0);
+}

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use mcp_bridge::{Bridge, BridgeError, Ended, Restarts};
+use mcp_bridge::{Bridge, BridgeError, Ended, Restarts, ToolPolicy};
 use mcp_client::transport::CancellationToken;
 
 use crate::args::BridgeArgs;
@@ -22,7 +22,8 @@ pub(crate) async fn run(
 ) -> Outcome {
     let name = upstream.name.clone();
     let mut bridge = Bridge::new(upstream.connector.clone())
-        .restarts(Restarts::new(args.restarts, Duration::from_secs(60)));
+        .restarts(Restarts::new(args.restarts, Duration::from_secs(60)))
+        .tools(policy(args)?);
     if let Some(hint) = upstream.login_hint() {
         bridge = bridge.authorization_hint(hint);
     }
@@ -51,4 +52,20 @@ pub(crate) async fn run(
         }
         Err(other) => Err(Failure::new(Kind::Connection, format!("bridge: {other}"))),
     }
+}
+
+/// The tool policy of --allow-tools, --deny-tools and --read-only.
+fn policy(args: &BridgeArgs) -> Outcome<ToolPolicy> {
+    let mut policy = ToolPolicy::new().read_only(args.read_only);
+    for glob in &args.allow_tools {
+        policy = policy
+            .allow(glob)
+            .map_err(|e| Failure::usage(e.to_string()))?;
+    }
+    for glob in &args.deny_tools {
+        policy = policy
+            .deny(glob)
+            .map_err(|e| Failure::usage(e.to_string()))?;
+    }
+    Ok(policy)
 }
