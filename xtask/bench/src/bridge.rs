@@ -37,8 +37,7 @@ pub fn serve(how: Serve, era: &str) -> Result {
                 .worker_threads(2)
                 .enable_all()
                 .build()?;
-            let command =
-                mcp_transport_stdio::StdioCommand::new(server).args(["--era", era]);
+            let command = mcp_transport_stdio::StdioCommand::new(server).args(["--era", era]);
             runtime.block_on(mcp_bridge::Bridge::new(command).serve_stdio())?;
             Ok(())
         }

@@ -180,7 +180,10 @@ fn main() -> std::process::ExitCode {
 fn run(args: &[String]) -> Result {
     // Internal: the middle process of the bridge row.
     for (flag, serve) in [
-        ("--serve-bridge", bridge::Serve::Bridge as fn(PathBuf) -> bridge::Serve),
+        (
+            "--serve-bridge",
+            bridge::Serve::Bridge as fn(PathBuf) -> bridge::Serve,
+        ),
         ("--serve-relay", bridge::Serve::Relay),
     ] {
         if let Some(i) = args.iter().position(|a| a == flag) {
