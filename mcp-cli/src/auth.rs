@@ -84,7 +84,7 @@ pub(crate) async fn login(url: &str, http: HttpTransportBuilder) -> Outcome {
     let authorizer = LoopbackAuthorizer::bind(0)
         .await
         .map_err(auth_failure)?
-        .on_url(|url| eprintln!("Open this URL in a browser to authorize:\n{url}"));
+        .on_url(|url| say!("Open this URL in a browser to authorize:\n{url}"));
     let oauth = OAuthProvider::builder(url)
         .client_name("mcp-cli")
         .redirect_uri(authorizer.redirect_uri())
@@ -95,7 +95,7 @@ pub(crate) async fn login(url: &str, http: HttpTransportBuilder) -> Outcome {
     // The flow runs whatever is stored, and its tokens replace the stored
     // ones only once it succeeds: an interrupted login keeps the old one.
     oauth.authorize().await.map_err(auth_failure)?;
-    eprintln!("Logged in to {url}.");
+    say!("Logged in to {url}.");
     Ok(())
 }
 
@@ -104,6 +104,6 @@ pub(crate) async fn logout(url: &str, http: HttpTransportBuilder) -> Outcome {
     if let Some(oauth) = stored(url, &http)? {
         oauth.logout().await;
     }
-    eprintln!("Logged out of {url}.");
+    say!("Logged out of {url}.");
     Ok(())
 }

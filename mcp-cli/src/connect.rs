@@ -227,7 +227,7 @@ pub(crate) fn upstream(
             let name = command.get_name();
             if cli.verbose > 0 {
                 let prefix = format!("[{name}] ");
-                command = command.on_stderr(move |line| eprintln!("{prefix}{line}"));
+                command = command.on_stderr(move |line| say!("{prefix}{line}"));
             }
             (name.to_string(), Arc::new(command))
         }
@@ -341,7 +341,7 @@ fn echo(params: &CreateMessageRequestParams) -> CreateMessageResult {
         })
         .unwrap_or_default();
     let reply = format!("echo: {}", text.join(" "));
-    eprintln!("mcp: answered a sampling request with {reply:?} (--sampling-echo)");
+    say!("mcp: answered a sampling request with {reply:?} (--sampling-echo)");
     CreateMessageResult::new(
         SamplingContent::from(ContentBlock::text(reply)),
         "mcp-cli-echo",

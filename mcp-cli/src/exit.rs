@@ -96,11 +96,11 @@ impl Failure {
     /// Prints the failure to stderr and gives the exit code.
     pub(crate) fn report(&self) -> ExitCode {
         match self.kind {
-            Kind::Interrupted => eprintln!("mcp: {self}"),
-            _ => eprintln!("mcp: error: {self}"),
+            Kind::Interrupted => say!("mcp: {self}"),
+            _ => say!("mcp: error: {self}"),
         }
         for hint in &self.hints {
-            eprintln!("  {hint}");
+            say!("  {hint}");
         }
         ExitCode::from(self.kind.code())
     }

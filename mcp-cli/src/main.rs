@@ -83,6 +83,16 @@ use std::process::ExitCode;
 
 use mcp_client::transport::CancellationToken;
 
+/// `eprintln!` that never panics: a client that closed the stderr of the
+/// `mcp` it started (a bridge's, say) must not bring it down with the
+/// first line written there.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod args;
 mod auth;
 mod commands;
@@ -109,7 +119,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("mcp: error: cannot start the async runtime: {e}");
+            say!("mcp: error: cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -294,5 +304,9 @@ fn init_logs(verbose: u8) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
+        // A log line that cannot be written (a client closed the stderr of
+        // the bridge it started) is dropped; by default the subscriber
+        // reports it with `eprintln!`, which panics the task that logged.
+        .log_internal_errors(false)
         .init();
 }

@@ -35,7 +35,7 @@ pub(crate) fn fixed_handler(answer: ElicitResult) -> Arc<dyn ElicitationHandler>
     elicitation_fn(move |params: ElicitRequestParams| {
         let answer = answer.clone();
         async move {
-            eprintln!(
+            say!(
                 "mcp: the server asks: {} (answered from --elicit-json: {})",
                 params.message().unwrap_or("(no message)"),
                 answer.action.as_str()

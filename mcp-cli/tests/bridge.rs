@@ -467,3 +467,26 @@ fn hidden_tools_are_left_out_of_the_list_and_refused() {
     drop(bridge.child.stdin.take());
     assert_eq!(bridge.exit_within(Duration::from_secs(5)), 0);
 }
+
+#[test]
+fn a_closed_stderr_does_not_bring_the_bridge_down() {
+    // A client that does not read the bridge's stderr: its end is closed.
+    for (upstream, expected) in [
+        (vec![server(), "--era".to_owned(), "legacy".to_owned()], 0),
+        (vec!["/nonexistent/mcp-server".to_owned()], 3),
+    ] {
+        let mut args = vec!["-v", "bridge", "--"];
+        args.extend(upstream.iter().map(String::as_str));
+        let mut bridge = Running::start_args(&args, &[]);
+        drop(bridge.child.stderr.take());
+        if expected == 0 {
+            bridge.initialize();
+            drop(bridge.child.stdin.take());
+        }
+        assert_eq!(
+            bridge.exit_within(Duration::from_secs(5)),
+            expected,
+            "{upstream:?}"
+        );
+    }
+}

@@ -33,12 +33,12 @@ pub(super) async fn run(ctx: &Ctx, args: CompleteArgs) -> Outcome {
     }
     let completion = &result.completion;
     if completion.values.is_empty() {
-        eprintln!("(no suggestions)");
+        say!("(no suggestions)");
         return Ok(());
     }
     ctx.out.text(&completion.values.join("\n"))?;
     if completion.has_more == Some(true) || completion.total.is_some() {
-        eprintln!(
+        say!(
             "({} shown{}{})",
             completion.values.len(),
             completion

@@ -85,7 +85,7 @@ fn print_contents(ctx: &Ctx, result: &ReadResourceResult) -> Outcome {
     let several = result.contents.len() > 1;
     for contents in &result.contents {
         if several {
-            eprintln!("── {}", contents.uri().unwrap_or("?"));
+            say!("── {}", contents.uri().unwrap_or("?"));
         }
         match contents {
             ResourceContents::Text(t) => {

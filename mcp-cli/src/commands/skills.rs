@@ -127,7 +127,7 @@ async fn load(ctx: &Ctx, uri: &str) -> Result<LoadedSkill, Failure> {
     match loader.load_uri(uri).await {
         Ok(skill) => Ok(skill),
         Err(SkillError::Changed { entry, cause }) => {
-            eprintln!(
+            say!(
                 "mcp: the skill changed on the server while loading ({cause}); loading its new entry"
             );
             loader.load(&entry).await.map_err(failure)

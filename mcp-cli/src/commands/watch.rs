@@ -14,7 +14,7 @@ pub(super) async fn run(ctx: &Ctx, args: WatchArgs) -> Outcome {
         watch = watch.resource(uri.clone());
     }
     let mut subscription = ctx.client.subscribe(watch).await?;
-    eprintln!(
+    say!(
         "mcp: watching for changes to the tool, prompt and resource lists{}; Ctrl-C to stop",
         if args.resource.is_empty() {
             String::new()
