@@ -176,8 +176,10 @@ impl StreamBuilder {
                     ReadEnd::Failed(e) => format!("reading failed: {e}"),
                 };
                 if !read_engine.shutdown_token().is_cancelled() {
+                    // Said before it is logged: a log line that fails must
+                    // not keep the connection's end from being known.
+                    read_engine.peer_gone(GoneInfo::new(reason.clone()));
                     tracing::warn!(%reason, "the peer is gone");
-                    read_engine.peer_gone(GoneInfo::new(reason));
                 }
             }
             .instrument(span.clone()),

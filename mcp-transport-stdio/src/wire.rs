@@ -6,7 +6,7 @@ use futures::StreamExt;
 use mcp_protocol::Inbound;
 use mcp_protocol::framing::encode_line_into;
 use mcp_protocol::jsonrpc::{ParseErrorKind, answer_text};
-use mcp_transport::{Engine, Outbound, OutboundReceiver, TransportEvent};
+use mcp_transport::{Engine, GoneInfo, Outbound, OutboundReceiver, TransportEvent};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
@@ -40,6 +40,7 @@ where
 {
     let mut frames = FramedRead::new(reader, LineDecoder::new(max));
     let shutdown = engine.shutdown_token();
+    let _ends_the_connection_on_panic = OnPanic(&engine);
     while let Some(frame) = frames.next().await {
         match frame {
             Ok(frame) if !shutdown.is_cancelled() => handle_frame(&engine, frame, max),
@@ -48,6 +49,21 @@ where
         }
     }
     ReadEnd::Eof
+}
+
+/// Ends the connection if the read loop panics (a log line that panics,
+/// say): a reader that is gone without saying so would leave every
+/// request waiting for answers that can no longer be read.
+struct OnPanic<'a>(&'a Engine);
+
+impl Drop for OnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.peer_gone(GoneInfo::new(
+                "the transport's reader stopped (it panicked)",
+            ));
+        }
+    }
 }
 
 fn handle_frame(engine: &Engine, frame: Frame, limit: usize) {

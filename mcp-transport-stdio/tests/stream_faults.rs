@@ -269,3 +269,52 @@ async fn an_answer_with_a_number_out_of_range_fails_its_request_at_once_whatever
     }
     assert!(t.is_alive());
 }
+
+/// A subscriber whose every warning panics, as one does whose writer
+/// fails and which reports that with `eprintln!` on a closed stderr.
+struct PanicsOnWarn;
+
+impl tracing::Subscriber for PanicsOnWarn {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        if *event.metadata().level() == tracing::Level::WARN {
+            panic!("a log line that cannot be written");
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// A reader that panics (here, logging) ends the connection: the request
+/// waiting for an answer fails at once instead of waiting for its timeout.
+#[tokio::test(flavor = "current_thread")]
+async fn a_reader_that_panics_ends_the_connection_instead_of_leaving_it_hanging() {
+    let _logs = tracing::subscriber::set_default(PanicsOnWarn);
+    for noise in [true, false] {
+        let mut s = setup();
+        let pending = call(&s.t, 1);
+        s.peer.read().await;
+        if noise {
+            // Skipped with a warning: the warning panics in the read loop.
+            s.peer.line("not JSON at all").await;
+        } else {
+            // The end of the stream, warned about after it is reported.
+            drop(s.peer);
+        }
+        let outcome = tokio::time::timeout(Duration::from_secs(5), pending)
+            .await
+            .expect("the request ended");
+        assert!(
+            matches!(outcome, Err(TransportError::ServerGone(_))),
+            "{outcome:?}"
+        );
+        assert!(!s.t.is_alive());
+    }
+}

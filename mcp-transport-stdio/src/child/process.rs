@@ -226,6 +226,9 @@ pub(super) async fn supervise(
         if let Some(exit) = exit {
             info = info.with_exit(exit);
         }
+        // Said before it is logged: a log line that fails must not keep
+        // the connection's end from being known.
+        engine.peer_gone(info.clone());
         tracing::warn!(
             exit = ?info.exit,
             waited = ?started.elapsed(),
@@ -233,7 +236,6 @@ pub(super) async fn supervise(
             "the server is gone: {}",
             info.reason
         );
-        engine.peer_gone(info);
     }
     if !exited {
         // It closed its stdout but runs on: reap it when it ends (by close
