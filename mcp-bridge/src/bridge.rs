@@ -68,6 +68,10 @@ pub enum Ended {
     /// saying so.
     #[error("the server is gone: {0}")]
     ServerGone(String),
+    /// Serving over HTTP was stopped (its stop future resolved): every
+    /// session was ended and its server closed.
+    #[error("serving was stopped")]
+    Stopped,
 }
 
 /// Why the bridge could not serve at all.
@@ -77,6 +81,15 @@ pub enum BridgeError {
     /// The server could not be reached (started, connected to).
     #[error("could not reach the server: {0}")]
     Connect(#[source] TransportError),
+    /// Serving over HTTP beyond loopback without a bearer token: anyone
+    /// who can reach the address could use the server (and its tokens).
+    #[error(
+        "refusing to serve on {0} without a bearer token: listen on loopback (127.0.0.1), or require a token"
+    )]
+    Exposed(std::net::SocketAddr),
+    /// The listening socket failed.
+    #[error("the HTTP listener failed: {0}")]
+    Listen(#[source] std::io::Error),
 }
 
 impl Bridge {
@@ -176,6 +189,72 @@ impl Bridge {
             return self.serve(reader, writer).await;
         }
         self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves clients over Streamable HTTP on `listener`, at `/mcp`, until
+    /// `stop` resolves; then every session is ended (its server closed)
+    /// within a few seconds, and this returns [`Ended::Stopped`].
+    ///
+    /// * **Legacy clients** (2025-03-26 to 2025-11-25): each `initialize`
+    ///   opens a session with a random `Mcp-Session-Id` and an upstream
+    ///   session of its own (a child process each, for a command); a
+    ///   `POST`'s requests are answered on an SSE stream of its own, which
+    ///   also carries their progress and the server's requests; the `GET`
+    ///   stream carries the rest; `DELETE` ends the session; events have
+    ///   ids and `Last-Event-ID` resumes a broken stream. A session whose
+    ///   server died ends, and its client gets `404` and starts anew.
+    /// * **2026-07-28 clients**: one `POST` per message, no session; the
+    ///   headers that mirror the body are checked (`400`, `-32020`); their
+    ///   requests share one upstream connection under ids of the bridge's
+    ///   own; closing a reply's stream cancels the call.
+    ///
+    /// Bodies are capped at [`max_message_size`](Self::max_message_size)
+    /// (`413`). A listener beyond loopback needs
+    /// [`HttpOptions::bearer_token`] ([`BridgeError::Exposed`]); on
+    /// loopback, `Host` and `Origin` must name loopback too (`403`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_bridge::{Bridge, Ended, HttpOptions};
+    /// use mcp_reference_server::{FakeConfig, FakeServer};
+    ///
+    /// let server = FakeServer::new(FakeConfig::legacy());
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// println!("serving on http://{}/mcp", listener.local_addr()?);
+    /// let stop = std::future::ready(()); // a signal, in a real program
+    /// let ended = Bridge::new(server.connector())
+    ///     .serve_http(listener, HttpOptions::new(), stop)
+    ///     .await?;
+    /// assert_eq!(ended, Ended::Stopped);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    pub async fn serve_http(
+        self,
+        listener: tokio::net::TcpListener,
+        options: crate::HttpOptions,
+        stop: impl std::future::Future<Output = ()> + Send,
+    ) -> Result<Ended, BridgeError> {
+        let addr = listener.local_addr().map_err(BridgeError::Listen)?;
+        let loopback = addr.ip().is_loopback();
+        if !loopback && options.token().is_none() {
+            return Err(BridgeError::Exposed(addr));
+        }
+        let front = crate::http::Front::new(
+            self.upstream,
+            self.max_message_size,
+            self.authorization_hint,
+            self.tools,
+            options,
+            loopback,
+        );
+        crate::http::serve(listener, front, stop)
+            .instrument(tracing::info_span!("mcp_bridge", %addr))
+            .await;
+        Ok(Ended::Stopped)
     }
 
     /// Serves the client that writes to `reader` and reads `writer`.

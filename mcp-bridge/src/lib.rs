@@ -54,10 +54,15 @@
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 mod bridge;
+#[cfg(feature = "http")]
+mod http;
 mod policy;
 mod relay;
 mod restart;
 
 pub use bridge::{Bridge, BridgeError, Ended};
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use http::HttpOptions;
 pub use policy::{PolicyError, ToolPolicy};
 pub use restart::Restarts;

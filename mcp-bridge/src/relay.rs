@@ -17,20 +17,54 @@ use futures::future::BoxFuture;
 use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::meta::PROGRESS_TOKEN;
 use mcp_protocol::methods::{
-    INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED, TOOLS_CALL, TOOLS_LIST,
+    INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED, SUBSCRIPTIONS_LISTEN, TOOLS_CALL,
+    TOOLS_LIST,
 };
 use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
 use mcp_transport::{
-    ConnectionHandlers, Listener, RequestOptions, ServerRequestHandler, Transport, TransportError,
+    ConnectionHandlers, Listener, RequestOptions, ResponseFuture, ServerRequestHandler, Transport,
+    TransportError,
 };
 use serde_json::Value;
 
 use crate::policy::{Applied, ToolPolicy};
 
+/// The client's side of a link, as the relay sees it: where what the
+/// server sends goes. `during` names the client's request a message
+/// belongs to, when the bridge knows it (a call's progress, a server
+/// request that came on a call's own stream), so a client over HTTP gets
+/// it on that request's stream.
+pub(crate) trait Downstream: Send + Sync + 'static {
+    /// Sends the client a notification.
+    fn notify(
+        &self,
+        notification: Notification,
+        during: Option<&RequestId>,
+    ) -> Result<(), TransportError>;
+    /// Sends the client a request (the server's, relayed) and waits for
+    /// its answer.
+    fn request(&self, request: Request, during: Option<&RequestId>) -> ResponseFuture;
+}
+
+/// A client over one byte stream: every message goes on it, whatever it
+/// belongs to.
+impl Downstream for mcp_transport_stdio::StreamTransport {
+    fn notify(
+        &self,
+        notification: Notification,
+        _: Option<&RequestId>,
+    ) -> Result<(), TransportError> {
+        Transport::notify(self, notification)
+    }
+    fn request(&self, request: Request, _: Option<&RequestId>) -> ResponseFuture {
+        Transport::request(self, request, RequestOptions::new())
+    }
+}
+
 /// One downstream client and its upstream session.
 #[derive(Default)]
 pub(crate) struct Link {
-    downstream: OnceLock<Arc<dyn Transport>>,
+    downstream: OnceLock<Arc<dyn Downstream>>,
     /// The server's session: replaced when the server is restarted.
     upstream: RwLock<Option<Arc<dyn Transport>>>,
     /// The client's `initialize` params, and whether it said
@@ -83,10 +117,21 @@ impl Link {
 
     /// Sends a notification to the client, if it is there.
     pub(crate) fn notify_client(&self, notification: Notification) {
-        forward_to(self.downstream.get().cloned(), notification, "client");
+        self.notify_client_during(notification, None);
     }
 
-    pub(crate) fn set_downstream(&self, downstream: Arc<dyn Transport>) {
+    /// Sends a notification that belongs to the client's request `during`.
+    fn notify_client_during(&self, notification: Notification, during: Option<&RequestId>) {
+        let Some(client) = self.downstream.get() else {
+            tracing::debug!(method = %notification.method, "a notification before the client was connected");
+            return;
+        };
+        if let Err(e) = client.notify(notification, during) {
+            tracing::debug!(error = %e, "a notification for the client was not sent");
+        }
+    }
+
+    pub(crate) fn set_downstream(&self, downstream: Arc<dyn Downstream>) {
         let _ = self.downstream.set(downstream);
     }
 
@@ -148,7 +193,7 @@ fn passing(f: impl Fn(&Notification) + Send + Sync + 'static) -> Listener {
     listener
 }
 
-/// Sends a notification to the other side, if it is there.
+/// Sends a notification to the server, if it is there.
 fn forward_to(to: Option<Arc<dyn Transport>>, notification: Notification, side: &str) {
     let Some(transport) = to else {
         tracing::debug!(method = %notification.method, "a notification before the {side} was connected");
@@ -164,8 +209,20 @@ struct ToServer(Arc<Link>);
 
 impl ServerRequestHandler for ToServer {
     fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
-        let link = self.0.clone();
-        Box::pin(async move {
+        Box::pin(relay_to_server(self.0.clone(), request, Vec::new()))
+    }
+}
+
+/// Relays one of the client's requests to the server, with these HTTP
+/// headers (the `Mcp-Param-*` a client over HTTP sent), and gives back
+/// the server's answer as the client should get it.
+pub(crate) async fn relay_to_server(
+    link: Arc<Link>,
+    request: Request,
+    headers: Vec<(String, String)>,
+) -> Result<Value, ErrorObject> {
+    {
+        {
             let Some(upstream) = link.upstream() else {
                 return Err(ErrorObject::new(
                     INTERNAL_ERROR,
@@ -185,14 +242,18 @@ impl ServerRequestHandler for ToServer {
             // Progress reaches a call only through a listener of its own
             // (anything else tied to a call goes on to the connection's);
             // it goes to the client as it comes.
-            if request
-                .meta()
-                .is_some_and(|m| m.contains_key(PROGRESS_TOKEN))
+            if request.method == SUBSCRIPTIONS_LISTEN
+                || request
+                    .meta()
+                    .is_some_and(|m| m.contains_key(PROGRESS_TOKEN))
             {
                 let to_client = link.clone();
-                let tied = passing(move |n| to_client.notify_client(n.clone()));
+                let during = request.id.clone();
+                let tied =
+                    passing(move |n| to_client.notify_client_during(n.clone(), Some(&during)));
                 options = options.listener(tied);
             }
+            options.headers = headers;
             if initialize {
                 // The spec says initialize is never cancelled.
                 options = options.no_wire_cancel();
@@ -219,7 +280,7 @@ impl ServerRequestHandler for ToServer {
                     Err(object)
                 }
             }
-        })
+        }
     }
 }
 
@@ -229,8 +290,31 @@ struct ToClient(Arc<Link>);
 
 impl ServerRequestHandler for ToClient {
     fn handle(&self, request: Request) -> BoxFuture<'static, Result<Value, ErrorObject>> {
-        let link = self.0.clone();
-        Box::pin(async move {
+        Box::pin(relay_to_client(self.0.clone(), request, None))
+    }
+
+    fn handle_during(
+        &self,
+        request: Request,
+        during: &RequestId,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        Box::pin(relay_to_client(
+            self.0.clone(),
+            request,
+            Some(during.clone()),
+        ))
+    }
+}
+
+/// Relays one of the server's requests to the client; `during`: the
+/// client's request it came with.
+async fn relay_to_client(
+    link: Arc<Link>,
+    request: Request,
+    during: Option<RequestId>,
+) -> Result<Value, ErrorObject> {
+    {
+        {
             let Some(downstream) = link.downstream.get().cloned() else {
                 return Err(ErrorObject::new(
                     INTERNAL_ERROR,
@@ -240,11 +324,11 @@ impl ServerRequestHandler for ToClient {
             let id = RequestId::Number(link.next_id.fetch_add(1, Ordering::Relaxed) + 1);
             let method = request.method.clone();
             let relayed = Request { id, ..request };
-            match downstream.request(relayed, RequestOptions::new()).await {
+            match downstream.request(relayed, during.as_ref()).await {
                 Ok(result) => Ok(as_sent(result, link.legacy())),
                 Err(error) => Err(relayed_error(&method, error, "client")),
             }
-        })
+        }
     }
 }
 

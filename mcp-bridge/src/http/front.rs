@@ -1,0 +1,476 @@
+//! The HTTP server: accepting connections, the checks every request
+//! passes, and the routing of each by method, session and era.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Request as HttpRequest, Response, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use mcp_protocol::error_codes::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
+use mcp_protocol::methods::INITIALIZE;
+use mcp_protocol::{Inbound, Message};
+use mcp_transport::{Connector, Transport};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use super::HttpOptions;
+use super::guard::{self, Refusal};
+use super::modern::Modern;
+use super::reply::{self, Body};
+use super::session::{GetRefused, Session};
+use crate::policy::ToolPolicy;
+use crate::relay::{Link, upstream_handlers};
+
+/// The header that names a legacy session.
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+/// The header of the revision a request speaks.
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+/// How long a session whose server died waits for its last answers to be
+/// read before it ends.
+const LAST_WORDS: Duration = Duration::from_secs(2);
+/// How long serving waits for the sessions to close once stopped.
+const CLOSING: Duration = Duration::from_secs(4);
+
+/// What every session and request shares.
+pub(crate) struct Front {
+    pub(crate) upstream: Arc<dyn Connector>,
+    pub(crate) max_message_size: usize,
+    pub(crate) authorization_hint: Option<String>,
+    pub(crate) tools: ToolPolicy,
+    pub(crate) options: HttpOptions,
+    /// Whether the bridge listens on loopback only.
+    loopback: bool,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    pub(crate) modern: Modern,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Front {
+    pub(crate) fn new(
+        upstream: Arc<dyn Connector>,
+        max_message_size: usize,
+        authorization_hint: Option<String>,
+        tools: ToolPolicy,
+        options: HttpOptions,
+        loopback: bool,
+    ) -> Front {
+        Front {
+            upstream,
+            max_message_size,
+            authorization_hint,
+            tools,
+            options,
+            loopback,
+            sessions: Mutex::new(HashMap::new()),
+            modern: Modern::default(),
+        }
+    }
+
+    /// A fresh link to the server: its own session, this bridge's policy.
+    pub(crate) async fn connect(&self) -> Result<Arc<Link>, mcp_transport::TransportError> {
+        let link = Arc::new(Link::new(
+            self.authorization_hint.clone(),
+            self.tools.clone(),
+        ));
+        let upstream = self.upstream.connect(upstream_handlers(&link)).await?;
+        link.set_upstream(upstream);
+        Ok(link)
+    }
+
+    async fn serve(self: Arc<Front>, request: HttpRequest<Incoming>) -> Response<Body> {
+        let header = |name: &str| request.headers().get(name);
+        let text = |name: &str| header(name).and_then(|v| v.to_str().ok());
+        let checked = guard::check(
+            text("host"),
+            text("origin"),
+            header("authorization").map(|v| v.as_bytes()),
+            self.loopback,
+            &self.options.allowed_origins,
+            self.options.token(),
+        );
+        match checked {
+            Err(Refusal::Forbidden(why)) => {
+                tracing::debug!("{why}");
+                return reply::rpc_error(StatusCode::FORBIDDEN, Value::Null, INVALID_REQUEST, &why);
+            }
+            Err(Refusal::Unauthorized) => {
+                let mut answer = reply::rpc_error(
+                    StatusCode::UNAUTHORIZED,
+                    Value::Null,
+                    INVALID_REQUEST,
+                    "this bridge requires its bearer token (Authorization: Bearer …)",
+                );
+                answer.headers_mut().insert(
+                    http::header::WWW_AUTHENTICATE,
+                    http::HeaderValue::from_static("Bearer"),
+                );
+                return answer;
+            }
+            Ok(()) => {}
+        }
+        if request.uri().path().trim_end_matches('/') != "/mcp" {
+            return reply::status(StatusCode::NOT_FOUND);
+        }
+        let session = text(SESSION_HEADER).map(str::to_owned);
+        match *request.method() {
+            Method::POST => self.post(request, session).await,
+            Method::GET => self.get(&request, session),
+            Method::DELETE => self.delete(session).await,
+            _ => reply::status(StatusCode::METHOD_NOT_ALLOWED),
+        }
+    }
+
+    async fn post(
+        self: &Arc<Front>,
+        request: HttpRequest<Incoming>,
+        session: Option<String>,
+    ) -> Response<Body> {
+        let (head, body) = request.into_parts();
+        let body = match Limited::new(body, self.max_message_size).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                let why = format!(
+                    "the request body is over the bridge's limit of {} bytes",
+                    self.max_message_size
+                );
+                return reply::rpc_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    Value::Null,
+                    INVALID_REQUEST,
+                    &why,
+                );
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "a request body could not be read");
+                return reply::status(StatusCode::BAD_REQUEST);
+            }
+        };
+        let messages = match read_messages(&body) {
+            Ok(messages) => messages,
+            Err(answer) => return *answer,
+        };
+        let initialize = messages
+            .iter()
+            .any(|m| matches!(m, Message::Request(r) if r.method == INITIALIZE));
+        match session {
+            Some(id) => self.post_to_session(&id, &head, messages),
+            None if initialize => self.open_session(messages).await,
+            None => self.modern.post(self, &head, messages).await,
+        }
+    }
+
+    fn post_to_session(
+        &self,
+        id: &str,
+        head: &http::request::Parts,
+        messages: Vec<Message>,
+    ) -> Response<Body> {
+        let Some(session) = self.session(id) else {
+            return session_not_found();
+        };
+        if let Some(version) = head.headers.get(VERSION_HEADER)
+            && !version
+                .to_str()
+                .ok()
+                .map(mcp_protocol::ProtocolVersion::new)
+                .is_some_and(|v| v.is_known() && v.era() == mcp_protocol::Era::Legacy)
+        {
+            let why = format!("unsupported MCP-Protocol-Version {version:?} for a session");
+            return reply::rpc_error(StatusCode::BAD_REQUEST, Value::Null, INVALID_REQUEST, &why);
+        }
+        match session.post(messages) {
+            Some(reader) => with_session(reply::sse(reader), &session.id),
+            None => reply::status(StatusCode::ACCEPTED),
+        }
+    }
+
+    async fn open_session(self: &Arc<Front>, messages: Vec<Message>) -> Response<Body> {
+        let id_of_initialize = messages
+            .iter()
+            .find_map(|m| match m {
+                Message::Request(r) if r.method == INITIALIZE => Some(r.id.to_value()),
+                _ => None,
+            })
+            .unwrap_or(Value::Null);
+        if lock(&self.sessions).len() >= self.options.max_sessions {
+            let why = format!(
+                "the bridge serves at most {} sessions at once; end one (DELETE) or try again later",
+                self.options.max_sessions
+            );
+            return reply::rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id_of_initialize,
+                INTERNAL_ERROR,
+                &why,
+            );
+        }
+        let link = match self.connect().await {
+            Ok(link) => link,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not reach the server for a new session");
+                let why = format!("the bridge could not reach the server: {e}");
+                return reply::rpc_error(
+                    StatusCode::BAD_GATEWAY,
+                    id_of_initialize,
+                    INTERNAL_ERROR,
+                    &why,
+                );
+            }
+        };
+        let (session, outbound) = Session::new(new_session_id(), link);
+        lock(&self.sessions).insert(session.id.clone(), session.clone());
+        tokio::spawn(session.clone().route(outbound));
+        tokio::spawn(watch_upstream(self.clone(), session.clone()));
+        tracing::info!(
+            sessions = lock(&self.sessions).len(),
+            "a client opened a session"
+        );
+        match session.post(messages) {
+            Some(reader) => with_session(reply::sse(reader), &session.id),
+            None => with_session(reply::status(StatusCode::ACCEPTED), &session.id),
+        }
+    }
+
+    fn get(&self, request: &HttpRequest<Incoming>, session: Option<String>) -> Response<Body> {
+        // A 2026-07-28 server has no GET stream; nor does a request
+        // without a session.
+        let Some(id) = session else {
+            return reply::status(StatusCode::METHOD_NOT_ALLOWED);
+        };
+        let Some(session) = self.session(&id) else {
+            return session_not_found();
+        };
+        let last = request
+            .headers()
+            .get("last-event-id")
+            .and_then(|v| v.to_str().ok());
+        match session.get(last) {
+            Ok(reader) => reply::sse(reader),
+            Err(GetRefused::AlreadyOpen) => reply::rpc_error(
+                StatusCode::CONFLICT,
+                Value::Null,
+                INVALID_REQUEST,
+                "this session's GET stream is open already",
+            ),
+            Err(GetRefused::UnknownEvent) => reply::rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                INVALID_REQUEST,
+                "the Last-Event-ID names no stream this session kept",
+            ),
+        }
+    }
+
+    async fn delete(&self, session: Option<String>) -> Response<Body> {
+        let Some(id) = session else {
+            return reply::status(StatusCode::METHOD_NOT_ALLOWED);
+        };
+        let Some(session) = lock(&self.sessions).remove(&id) else {
+            return session_not_found();
+        };
+        tracing::info!("a client ended its session");
+        session.end().await;
+        reply::status(StatusCode::OK)
+    }
+
+    fn session(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.sessions)
+            .get(id)
+            .filter(|s| !s.is_ended())
+            .cloned()
+    }
+
+    /// Ends the sessions idle past the timeout.
+    fn reap(&self) -> Vec<Arc<Session>> {
+        let idle = self.options.idle_timeout;
+        let mut sessions = lock(&self.sessions);
+        let gone: Vec<String> = sessions
+            .iter()
+            .filter(|(_, s)| s.idle_for(idle))
+            .map(|(id, _)| id.clone())
+            .collect();
+        gone.iter().filter_map(|id| sessions.remove(id)).collect()
+    }
+
+    /// Ends every session, and the connection of 2026-07-28 clients.
+    async fn close_all(&self) {
+        let sessions: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        let ends = sessions.iter().map(|s| s.end());
+        let _ = tokio::time::timeout(
+            CLOSING,
+            futures::future::join(futures::future::join_all(ends), self.modern.close()),
+        )
+        .await;
+    }
+}
+
+/// A random session id: 128 bits from the system's generator, as hex
+/// (visible ASCII, as the spec asks).
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No system generator: fall back on what the hasher seeds from.
+        use std::hash::{BuildHasher, RandomState};
+        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+            let n = RandomState::new().hash_one(i);
+            chunk.copy_from_slice(&n.to_le_bytes());
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn with_session(mut response: Response<Body>, id: &str) -> Response<Body> {
+    if let Ok(value) = http::HeaderValue::from_str(id) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
+}
+
+fn session_not_found() -> Response<Body> {
+    reply::rpc_error(
+        StatusCode::NOT_FOUND,
+        Value::Null,
+        -32001,
+        "session not found (it ended or expired): start a new one with initialize",
+    )
+}
+
+/// A body's messages, or the answer that refuses it.
+fn read_messages(body: &Bytes) -> Result<Vec<Message>, Box<Response<Body>>> {
+    let inbound = Inbound::parse(body).map_err(|e| {
+        let why = format!("the body is not JSON-RPC: {e}");
+        let (status, code) = match e.id {
+            Some(_) => (StatusCode::BAD_REQUEST, INVALID_REQUEST),
+            None => (StatusCode::BAD_REQUEST, PARSE_ERROR),
+        };
+        Box::new(reply::rpc_error(
+            status,
+            e.id.map(|id| id.to_value()).unwrap_or(Value::Null),
+            code,
+            &why,
+        ))
+    })?;
+    let mut faults = Vec::new();
+    let messages = inbound.into_messages(|e| faults.push(e));
+    if let Some(fault) = faults.into_iter().next() {
+        let why = format!("a message of the batch is not JSON-RPC: {fault}");
+        return Err(Box::new(reply::rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            INVALID_REQUEST,
+            &why,
+        )));
+    }
+    if messages.is_empty() {
+        return Err(Box::new(reply::rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            INVALID_REQUEST,
+            "an empty batch",
+        )));
+    }
+    Ok(messages)
+}
+
+/// Ends a session once its server is gone, after its last answers (each
+/// saying the call may have run) were read: the client's next request
+/// gets `404` and it starts a new session, with a new server.
+async fn watch_upstream(front: Arc<Front>, session: Arc<Session>) {
+    let Some(upstream) = session.link.upstream() else {
+        return;
+    };
+    while upstream.is_alive() {
+        if session.is_ended() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let deadline = tokio::time::Instant::now() + LAST_WORDS;
+    while session.link.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tracing::warn!("the server of a session is gone; the session ends");
+    lock(&front.sessions).remove(&session.id);
+    session.end().await;
+}
+
+/// Serves `front` on `listener` until `stop` resolves, then ends every
+/// session (their servers closed) within a few seconds.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    front: Front,
+    stop: impl Future<Output = ()> + Send,
+) {
+    let front = Arc::new(front);
+    let (stopping, stopped) = watch::channel(false);
+    let reaper = {
+        let front = front.clone();
+        let every = (front.options.idle_timeout / 4)
+            .clamp(Duration::from_millis(50), Duration::from_secs(30));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                for session in front.reap() {
+                    tracing::info!("a session was idle past the timeout; it ends");
+                    session.end().await;
+                }
+            }
+        })
+    };
+    let accepting = async {
+        loop {
+            let (socket, peer) = match listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::debug!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            };
+            connection(front.clone(), socket, peer, stopped.clone());
+        }
+    };
+    tokio::select! {
+        () = accepting => {}
+        () = stop => {}
+    }
+    reaper.abort();
+    let _ = stopping.send(true);
+    front.close_all().await;
+}
+
+fn connection(
+    front: Arc<Front>,
+    socket: tokio::net::TcpStream,
+    peer: SocketAddr,
+    mut stopped: watch::Receiver<bool>,
+) {
+    // Small SSE events must not wait for the client's delayed ACK.
+    let _ = socket.set_nodelay(true);
+    tokio::spawn(async move {
+        let service = hyper::service::service_fn(move |request| {
+            let front = front.clone();
+            async move { Ok::<_, std::convert::Infallible>(front.serve(request).await) }
+        });
+        let connection = hyper::server::conn::http1::Builder::new()
+            .serve_connection(TokioIo::new(socket), service);
+        tokio::select! {
+            result = connection => {
+                if let Err(e) = result {
+                    tracing::debug!(%peer, error = %e, "an HTTP connection ended");
+                }
+            }
+            _ = stopped.changed() => {}
+        }
+    });
+}
