@@ -140,6 +140,13 @@ impl Link {
         self.in_flight.load(Ordering::Acquire)
     }
 
+    /// Marks the link as one of 2026-07-28 requests, whatever they send
+    /// (an `initialize` among them is relayed, not a handshake).
+    #[cfg(feature = "http")]
+    pub(crate) fn set_modern(&self) {
+        let _ = self.legacy.set(false);
+    }
+
     pub(crate) fn legacy(&self) -> bool {
         self.legacy.get().copied().unwrap_or(false)
     }

@@ -178,11 +178,13 @@ pub(crate) enum Command {
     /// Show every server of the servers file (--config) with its status,
     /// era and tool count, connecting to all of them at once.
     Servers,
-    /// Serve the server to an MCP client on this process's stdin and
-    /// stdout, for clients that can only start a command: every request,
-    /// notification, server request, progress and cancel relayed within
-    /// the era both speak, errors verbatim. Only JSON-RPC goes to stdout;
-    /// logs and the server's stderr (-v) to stderr. Exits 0 when the
+    /// Serve the server to MCP clients: on this process's stdin and stdout
+    /// (the default, for clients that can only start a command), or over
+    /// Streamable HTTP with --serve http (clients of either era, each with
+    /// a session of its own upstream). Every request, notification, server
+    /// request, progress and cancel is relayed within the era both speak,
+    /// errors verbatim. Only JSON-RPC goes to stdout; logs and the
+    /// server's stderr (-v) to stderr. Over stdio it exits 0 when the
     /// client leaves, 3 when the server is gone (after answering what was
     /// pending). A --url server that needs authorization: run `mcp login`
     /// first (the bridge never reads the terminal).
@@ -224,6 +226,50 @@ pub(crate) struct BridgeArgs {
     /// (`readOnlyHint`).
     #[arg(long)]
     pub(crate) read_only: bool,
+
+    /// How clients reach the bridge: `stdio` (this process's stdin and
+    /// stdout) or `http` (Streamable HTTP at /mcp on --listen, for clients
+    /// of either era; until SIGINT or SIGTERM).
+    #[arg(long, value_enum, default_value_t = Serve::Stdio)]
+    pub(crate) serve: Serve,
+
+    /// With --serve http: the address to listen on. Beyond loopback it
+    /// needs --token-file or --token-env.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8000")]
+    pub(crate) listen: std::net::SocketAddr,
+
+    /// With --serve http: require `Authorization: Bearer TOKEN`, the token
+    /// read from this file (never from the command line, which other users
+    /// can see).
+    #[arg(long, value_name = "PATH", conflicts_with = "token_env")]
+    pub(crate) token_file: Option<std::path::PathBuf>,
+
+    /// With --serve http: require `Authorization: Bearer TOKEN`, the token
+    /// read from this environment variable.
+    #[arg(long, value_name = "VAR")]
+    pub(crate) token_env: Option<String>,
+
+    /// With --serve http: allow browser pages of this origin
+    /// (`https://app.example.com`; repeatable) besides loopback ones.
+    #[arg(long, value_name = "ORIGIN")]
+    pub(crate) allow_origin: Vec<String>,
+
+    /// With --serve http: the most sessions served at once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub(crate) max_sessions: usize,
+
+    /// With --serve http: end a session idle this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub(crate) idle_timeout: u64,
+}
+
+/// How `mcp bridge` serves its clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Serve {
+    /// This process's stdin and stdout.
+    Stdio,
+    /// Streamable HTTP on --listen.
+    Http,
 }
 
 /// `mcp tools …`.

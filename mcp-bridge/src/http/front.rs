@@ -164,7 +164,9 @@ impl Front {
             .any(|m| matches!(m, Message::Request(r) if r.method == INITIALIZE));
         match session {
             Some(id) => self.post_to_session(&id, &head, messages),
-            None if initialize => self.open_session(messages).await,
+            None if initialize && !speaks_modern(&head.headers, &messages) => {
+                self.open_session(messages).await
+            }
             None => self.modern.post(self, &head, messages).await,
         }
     }
@@ -312,6 +314,27 @@ impl Front {
         )
         .await;
     }
+}
+
+/// Whether a request says it is of 2026-07-28 or later (its
+/// `MCP-Protocol-Version` header or its `_meta`): then even an
+/// `initialize` is relayed as such (and refused, as that revision has
+/// none), not taken as a legacy client's handshake.
+fn speaks_modern(headers: &http::HeaderMap, messages: &[Message]) -> bool {
+    let modern = |v: &str| mcp_protocol::ProtocolVersion::new(v).era() == mcp_protocol::Era::Modern;
+    let by_header = headers
+        .get(VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| modern(v.trim()));
+    by_header
+        || messages.iter().any(|m| match m {
+            Message::Request(r) => r
+                .meta()
+                .and_then(|m| m.get(mcp_protocol::meta::PROTOCOL_VERSION))
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(modern),
+            _ => false,
+        })
 }
 
 /// A random session id: 128 bits from the system's generator, as hex

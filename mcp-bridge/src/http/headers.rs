@@ -7,6 +7,7 @@ use http::HeaderMap;
 use mcp_protocol::Message;
 use mcp_protocol::headers::{PARAM_HEADER_PREFIX, decode_header_value, name_value, param_headers};
 use mcp_protocol::meta::PROTOCOL_VERSION;
+use mcp_protocol::methods::{PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
 use serde_json::{Map, Value};
 
 use super::front::VERSION_HEADER;
@@ -64,7 +65,10 @@ pub(crate) fn check_headers(headers: &HeaderMap, message: &Message) -> Result<()
         }
         _ => {}
     }
-    if let Some(name) = name_value(method, params) {
+    // The core methods only: the tasks extension's are the server's to
+    // check (a server without it answers them -32601, headers or not).
+    let named = matches!(method, TOOLS_CALL | PROMPTS_GET | RESOURCES_READ);
+    if let Some(name) = name_value(method, params).filter(|_| named) {
         match decoded(headers, "mcp-name")? {
             None => return Err("the Mcp-Name header is required".into()),
             Some(h) if h != name => {

@@ -171,6 +171,7 @@ impl Modern {
             return Ok(alive.clone());
         }
         let fresh = front.connect().await?;
+        fresh.set_modern();
         fresh.set_downstream(self.client.clone());
         *link = Some(fresh.clone());
         Ok(fresh)

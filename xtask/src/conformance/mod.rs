@@ -149,7 +149,10 @@ pub(crate) fn conformance(args: &[String]) -> Result {
         done.push((leg, outcome));
     }
     let server = target.join("debug").join("mcp-reference-server");
-    done.extend(server::run_server_legs(&paths, &server, &expected, &out)?);
+    let mcp = target.join("debug").join("mcp");
+    done.extend(server::run_server_legs(
+        &paths, &server, &mcp, &expected, &out,
+    )?);
     report(&done, &out, "conformance.md", started)
 }
 
@@ -174,13 +177,18 @@ pub(crate) fn conformance_server(args: &[String]) -> Result {
             "mcp-steady-reference-server",
             "--bin",
             "mcp-reference-server",
+            "-p",
+            "mcp-steady-cli",
+            "--bin",
+            "mcp",
         ],
         &[],
     )?;
     let target = target_dir()?;
     let out = target.join("conformance");
     let server = target.join("debug").join("mcp-reference-server");
-    let done = server::run_server_legs(&paths, &server, &expected, &out)?;
+    let mcp = target.join("debug").join("mcp");
+    let done = server::run_server_legs(&paths, &server, &mcp, &expected, &out)?;
     report(&done, &out, "conformance-server.md", started)
 }
 

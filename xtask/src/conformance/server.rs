@@ -1,7 +1,9 @@
 //! The server legs: the suite's `server` scenarios against the reference
 //! server (`mcp-reference-server --http PORT --conformance`, the fixtures
 //! the scenarios call by name), one leg per requirement set, each on a
-//! fresh server on a free loopback port.
+//! fresh server on a free loopback port; then the same scenarios through
+//! `mcp bridge --serve http` in front of the reference server over stdio
+//! (the bridge legs), which must pass every scenario the direct leg does.
 //!
 //! A leg is judged on the server scenarios its revision requires (as
 //! `conformance list --server --requirements REV` names them); the suite
@@ -26,12 +28,14 @@ pub(super) const SERVER_REQUIRED: [&str; 2] = ["2025-11-25", "2026-07-28"];
 pub(super) fn run_server_legs(
     paths: &Paths,
     server: &Path,
+    mcp: &Path,
     expected: &[String],
     out: &Path,
 ) -> Result<Vec<(Leg, LegOutcome)>> {
     let mut done = Vec::new();
     for version in SERVER_REQUIRED {
-        let leg = Leg::server(version, scored(paths, version)?);
+        let scored = scored(paths, version)?;
+        let leg = Leg::server(version, scored.clone());
         let port = free_port()?;
         let mut command = Command::new(server);
         command
@@ -42,6 +46,27 @@ pub(super) fn run_server_legs(
         let served = serve_command(command, port, "/mcp")?;
         eprintln!(
             "\n==> {}: the reference server listens on {} (in {:.1?})",
+            leg.label, served.url, served.started_in
+        );
+        let outcome = run_leg(paths, &leg, Against::Server(&served.url), expected, out)?;
+        drop(served);
+        done.push((leg, outcome));
+
+        let leg = Leg::bridge(version, scored);
+        let port = free_port()?;
+        let mut command = Command::new(mcp);
+        command
+            .args(["bridge", "--serve", "http", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--")
+            .arg(server)
+            .arg("--conformance")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let served = serve_command(command, port, "/mcp")?;
+        eprintln!(
+            "\n==> {}: mcp bridge listens on {} (in {:.1?}), the reference server behind it over stdio",
             leg.label, served.url, served.started_in
         );
         let outcome = run_leg(paths, &leg, Against::Server(&served.url), expected, out)?;

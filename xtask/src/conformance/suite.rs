@@ -86,6 +86,14 @@ impl Leg {
         }
     }
 
+    /// A server leg run through `mcp bridge`: judged as [`Leg::server`].
+    pub(super) fn bridge(version: &str, scored: Vec<String>) -> Leg {
+        Leg {
+            label: format!("bridge {version}"),
+            ..Leg::server(version, scored)
+        }
+    }
+
     /// `--suite all --spec-version REV`.
     pub(super) fn all(version: &str) -> Leg {
         Leg {
