@@ -15,18 +15,27 @@
 // server's stderr there) is read too: the Python server says on it that a
 // cancelled `slow` stopped.
 //
+// With `--http PORT`, the command is a bridge serving Streamable HTTP on
+// `127.0.0.1:PORT` (`mcp bridge --serve http --listen 127.0.0.1:PORT …`):
+// the script starts it and drives two clients at once over the SDK's
+// `StreamableHTTPClientTransport`, each answering its own elicitation
+// (one is Ada, the other Bob), then sends the bridge SIGTERM, which must
+// end it within 5 s.
+//
 // Prints one line per check, `ok <check>: what was seen` or
 // `FAIL <check>: why`, and exits 1 if any failed (2 on bad usage).
 
+import { spawn } from "node:child_process";
+import { connect as tcpConnect } from "node:net";
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
 const usage =
-  "usage: node bridge_client.mjs --sdk SDK_DIR --server everything|python [--wire-log FILE] -- COMMAND [ARGS...]";
+  "usage: node bridge_client.mjs --sdk SDK_DIR --server everything|python [--wire-log FILE] [--http PORT] -- COMMAND [ARGS...]";
 
 function parseArgs(argv) {
-  const options = { sdk: null, server: null, wireLog: null, command: [] };
+  const options = { sdk: null, server: null, wireLog: null, http: null, command: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--") {
@@ -38,6 +47,8 @@ function parseArgs(argv) {
       options.server = argv[++i];
     } else if (arg === "--wire-log") {
       options.wireLog = argv[++i];
+    } else if (arg === "--http") {
+      options.http = Number(argv[++i]);
     } else {
       return null;
     }
@@ -109,6 +120,10 @@ async function main() {
   const { StdioClientTransport } = await import(esm("client/stdio.js"));
   const { ElicitRequestSchema } = await import(esm("types.js"));
   const sdkVersion = JSON.parse(readFileSync(join(options.sdk, "package.json"), "utf8")).version;
+  if (options.http) {
+    const { StreamableHTTPClientTransport } = await import(esm("client/streamableHttp.js"));
+    return pairOverHttp(options, profile, { Client, StreamableHTTPClientTransport, ElicitRequestSchema, sdkVersion });
+  }
 
   let failures = 0;
   const ok = (check, seen) => console.log(`ok ${check}: ${seen}`);
@@ -269,6 +284,162 @@ async function main() {
       throw new Error(`the bridge ended with ${bridge.exitCode ?? bridge.signalCode} after ${took} ms`);
     }
     return `the bridge exited 0 in ${took} ms`;
+  });
+  if (failures > 0) console.log(`bridge stderr: ${bridgeStderr.slice(-800).replace(/\n/g, " | ")}`);
+  return failures > 0 ? 1 : 0;
+}
+
+/// Waits up to 20 s for something to listen on the port.
+async function listening(port, child) {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) return false;
+    const up = await new Promise((resolve) => {
+      const socket = tcpConnect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (up) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
+/// Two clients at once over HTTP through one bridge: each gets its own
+/// session (and server), its own elicitation, its own progress.
+async function pairOverHttp(options, profile, sdk) {
+  const { Client, StreamableHTTPClientTransport, ElicitRequestSchema, sdkVersion } = sdk;
+  let failures = 0;
+  const check = async (name, body) => {
+    try {
+      console.log(`ok ${name}: ${await body()}`);
+    } catch (e) {
+      failures++;
+      console.log(`FAIL ${name}: ${String(e?.message ?? e).replace(/\s+/g, " ").slice(0, 400)}`);
+    }
+  };
+  const bridge = spawn(options.command[0], options.command.slice(1), { stdio: ["ignore", "ignore", "pipe"] });
+  let bridgeStderr = "";
+  bridge.stderr.on("data", (chunk) => {
+    bridgeStderr += chunk.toString();
+  });
+  const exited = new Promise((resolve) => bridge.once("exit", resolve));
+  if (!(await listening(options.http, bridge))) {
+    console.log(`FAIL connect: the bridge did not listen on port ${options.http}`);
+    console.log(`bridge stderr: ${bridgeStderr.slice(-800)}`);
+    bridge.kill("SIGKILL");
+    return 1;
+  }
+  const url = new URL(`http://127.0.0.1:${options.http}/mcp`);
+  const people = ["Ada", "Bob"].map((name) => {
+    const client = new Client(
+      { name: `bridge-interop-typescript-${name}`, version: sdkVersion },
+      { capabilities: { elicitation: { form: { applyDefaults: true } } } },
+    );
+    const asked = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: "accept", content: { ...profile.answer, name } };
+    });
+    return { name, client, asked, transport: new StreamableHTTPClientTransport(url) };
+  });
+  const both = (f) => Promise.all(people.map(f));
+  await check("connect", async () => {
+    await both((p) => p.client.connect(p.transport));
+    const sessions = people.map((p) => p.transport.sessionId);
+    if (!sessions[0] || sessions[0] === sessions[1]) throw new Error(`sessions ${sessions.join(", ")}`);
+    const info = people[0].client.getServerVersion();
+    return `two clients, two sessions, ${info?.name} ${info?.version}, TypeScript SDK ${sdkVersion} over HTTP`;
+  });
+  await check("list-tools", async () => {
+    const lists = await both((p) => p.client.listTools());
+    for (const { tools } of lists) {
+      const names = tools.map((t) => t.name);
+      const missing = profile.tools.filter((t) => !names.includes(t));
+      if (missing.length > 0) throw new Error(`missing ${missing.join(", ")} in ${names.join(", ")}`);
+    }
+    return `each lists ${profile.tools.join(", ")} among its tools`;
+  });
+  await check("echo", async () => {
+    const texts = await both(async (p) => textOf(await p.client.callTool(profile.echo)));
+    if (!texts.every((t) => t.includes(profile.echoed))) throw new Error(`got ${JSON.stringify(texts)}`);
+    return "both echoed";
+  });
+  await check("elicitation", async () => {
+    const texts = await both(async (p) => textOf(await p.client.callTool(profile.elicit)));
+    people.forEach((p, i) => {
+      const other = people[1 - i].name;
+      const want = profile.elicited.map((w) => w.replace("Ada", p.name));
+      if (p.asked.length !== 1) throw new Error(`${p.name}'s handler was asked ${p.asked.length} times`);
+      const lacking = want.filter((w) => !texts[i].includes(w));
+      if (lacking.length > 0 || texts[i].includes(other)) {
+        throw new Error(`${p.name}'s result ${JSON.stringify(texts[i])}, wanted ${want.join(", ")}`);
+      }
+    });
+    return `at once: each handler asked once, Ada's result has ${profile.elicited.join(", ")}, Bob's his own`;
+  });
+  await check("progress", async () => {
+    const seen = await both(async (p) => {
+      const steps = [];
+      await p.client.callTool(profile.progress, undefined, {
+        onprogress: (n) => steps.push(`${n.progress}/${n.total}`),
+      });
+      return steps.join(" ");
+    });
+    const want = Array.from({ length: profile.steps }, (_, i) => `${i + 1}/${profile.steps}`).join(" ");
+    if (!seen.every((s) => s === want)) throw new Error(`progress ${JSON.stringify(seen)}, wanted ${want}`);
+    return `each saw ${want}`;
+  });
+  await check("cancel", async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    let progressed = 0;
+    const call = people[0].client.callTool(profile.slow, undefined, {
+      signal: controller.signal,
+      onprogress: () => {
+        if (++progressed === 1) controller.abort("the user stopped it");
+      },
+      timeout: 60_000,
+    });
+    // Bob works on meanwhile.
+    const bob = people[1].client.callTool(profile.echo);
+    const outcome = await call.then(
+      () => "it returned",
+      (e) => e,
+    );
+    if (typeof outcome === "string") throw new Error("the call returned after the abort");
+    if (!textOf(await bob).includes(profile.echoed)) throw new Error("Bob's call failed");
+    const seen = [`Ada aborted after ${Date.now() - started} ms while Bob's echo went through`];
+    if (profile.cancelledOnStderr) {
+      if (!(await eventually(() => bridgeStderr.includes(profile.cancelledOnStderr), 5_000))) {
+        throw new Error(`the server did not say ${JSON.stringify(profile.cancelledOnStderr)}`);
+      }
+      seen.push("the server stopped the call");
+    }
+    return seen.join("; ");
+  });
+  await check("after-cancel", async () => {
+    const texts = await both(async (p) => textOf(await p.client.callTool(profile.echo)));
+    if (!texts.every((t) => t.includes(profile.echoed))) throw new Error(`got ${JSON.stringify(texts)}`);
+    return "both echo";
+  });
+  await check("close", async () => {
+    await both(async (p) => {
+      await p.transport.terminateSession();
+      await p.client.close();
+    });
+    const started = Date.now();
+    bridge.kill("SIGTERM");
+    const code = await Promise.race([exited.then(() => bridge.exitCode ?? bridge.signalCode), sleep(5_000).then(() => "still running")]);
+    const took = Date.now() - started;
+    if (code !== 0) {
+      bridge.kill("SIGKILL");
+      throw new Error(`after SIGTERM: ${code} (${took} ms)`);
+    }
+    return `both sessions deleted; SIGTERM ended the bridge in ${took} ms (exit 0)`;
   });
   if (failures > 0) console.log(`bridge stderr: ${bridgeStderr.slice(-800).replace(/\n/g, " | ")}`);
   return failures > 0 ? 1 : 0;

@@ -4,7 +4,7 @@ command line it is given (the bridge, serving a server) and drives it as it
 would any stdio server.
 
     python bridge_client.py --server python|everything --mode legacy|auto|2026-07-28
-        [--expect-era VERSION|legacy] [--wire-log FILE] -- COMMAND [ARGS...]
+        [--expect-era VERSION|legacy] [--wire-log FILE] [--http PORT] -- COMMAND [ARGS...]
 
 `--server` names the server behind the bridge, which picks the tools and
 the answers expected of them. `--mode` is the SDK's own: `legacy` (the
@@ -16,6 +16,12 @@ the server: the cancel check looks there for the cancel the bridge relayed.
 The bridge's stderr (`mcp -v` shows the server's stderr there) is read too:
 the Python server says on it that a cancelled `slow` stopped.
 
+With `--http PORT` the command is a bridge serving Streamable HTTP on
+`127.0.0.1:PORT` (`mcp bridge --serve http --listen 127.0.0.1:PORT …`): the
+script starts it, connects the SDK's Streamable HTTP client to
+`http://127.0.0.1:PORT/mcp`, and at the end sends the bridge SIGTERM, which
+must end it within 5 s.
+
 Prints one line per check, `ok <check>: what was seen` or `FAIL <check>:
 why`, and exits 1 if any failed (2 on bad usage).
 """
@@ -23,6 +29,9 @@ why`, and exits 1 if any failed (2 on bad usage).
 from __future__ import annotations
 
 import re
+import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -89,6 +98,7 @@ class Options:
     mode: str = ""
     expect_era: str | None = None
     wire_log: Path | None = None
+    http: int | None = None
     command: list[str] = field(default_factory=list)
 
 
@@ -100,7 +110,7 @@ def parse(argv: list[str]) -> Options | None:
         if arg == "--":
             options.command = argv[i + 1 :]
             break
-        if arg not in ("--server", "--mode", "--expect-era", "--wire-log") or i + 1 >= len(argv):
+        if arg not in ("--server", "--mode", "--expect-era", "--wire-log", "--http") or i + 1 >= len(argv):
             return None
         value = argv[i + 1]
         if arg == "--server":
@@ -109,6 +119,8 @@ def parse(argv: list[str]) -> Options | None:
             options.mode = value
         elif arg == "--expect-era":
             options.expect_era = value
+        elif arg == "--http":
+            options.http = int(value)
         else:
             options.wire_log = Path(value)
         i += 2
@@ -158,9 +170,21 @@ async def drive(options: Options, profile: Profile, stderr_path: Path, checks: C
         return stderr_path.read_text(errors="replace")
 
     with stderr_path.open("w") as errlog:
-        params = StdioServerParameters(command=options.command[0], args=options.command[1:])
+        bridge: subprocess.Popen[bytes] | None = None
+        if options.http is not None:
+            bridge = subprocess.Popen(options.command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errlog)
+            if not await listening(options.http, bridge):
+                print(f"FAIL connect: the bridge did not listen on port {options.http}", flush=True)
+                print(f"bridge stderr: {bridge_stderr()[-800:]!r}")
+                checks.failures += 1
+                bridge.kill()
+                return
+            server: Any = f"http://127.0.0.1:{options.http}/mcp"
+        else:
+            params = StdioServerParameters(command=options.command[0], args=options.command[1:])
+            server = stdio_client(params, errlog=errlog)
         client = Client(
-            stdio_client(params, errlog=errlog),
+            server,
             mode=options.mode,
             elicitation_callback=on_elicit,
             client_info=types.Implementation(name="bridge-interop-python", version=version("mcp")),
@@ -190,6 +214,18 @@ async def drive(options: Options, profile: Profile, stderr_path: Path, checks: C
             await client.__aexit__(None, None, None)
             took = time.monotonic() - start
 
+        async def stop() -> str:
+            assert bridge is not None
+            start = time.monotonic()
+            bridge.send_signal(signal.SIGTERM)
+            while bridge.poll() is None and time.monotonic() - start < 5:
+                await anyio.sleep(0.02)
+            took = time.monotonic() - start
+            if bridge.poll() is None:
+                bridge.kill()
+                raise RuntimeError("the bridge was still there 5 s after SIGTERM")
+            return f"the client's session ended in {closed_in * 1000:.0f} ms; SIGTERM ended the bridge in {took * 1000:.0f} ms (exit {bridge.returncode})"
+
         # The SDK closes the bridge's stdin and waits this long before it
         # sends SIGTERM: the bridge must have left on its own by then.
         async def close() -> str:
@@ -200,9 +236,24 @@ async def drive(options: Options, profile: Profile, stderr_path: Path, checks: C
                 )
             return f"the bridge left in {took * 1000:.0f} ms"
 
-        await checks.run("close", close)
+        closed_in = took
+        await checks.run("close", stop if bridge is not None else close)
         if checks.failures:
             print(f"bridge stderr: {bridge_stderr()[-800:]!r}")
+
+
+async def listening(port: int, bridge: subprocess.Popen[bytes]) -> bool:
+    """Waits up to 20 s for the bridge to listen on `port`."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if bridge.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return True
+        except OSError:
+            await anyio.sleep(0.05)
+    return False
 
 
 async def checks_on(

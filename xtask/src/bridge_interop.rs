@@ -4,7 +4,10 @@
 //! (`xtask/interop/bridge_client.py`, in the virtualenv) each start
 //! `mcp -v bridge -- …` as their stdio server and drive it: list tools,
 //! call `echo`, answer an elicitation, see a call's progress, cancel a
-//! call, call again, close.
+//! call, call again, close. Over HTTP (`mcp bridge --serve http`, which
+//! the script starts itself): the Python client in both eras, and two
+//! TypeScript clients at once, each answering its own elicitation; each
+//! ends with SIGTERM, which must stop the bridge within 5 s.
 //!
 //! Behind each bridge, `wiretap.py` logs what the bridge sends the server,
 //! so a cancel check passes only when the bridge sent the server
@@ -48,6 +51,9 @@ struct Row {
     args: Vec<OsString>,
     /// The server's command line (behind the wire tap and the bridge).
     server_command: Vec<OsString>,
+    /// Whether the client reaches the bridge over Streamable HTTP (the
+    /// client starts `mcp bridge --serve http` itself) rather than stdio.
+    http: bool,
 }
 
 /// What one row gave.
@@ -117,6 +123,7 @@ fn rows(paths: &Paths, installed: &Installed, sdk: &Path) -> Vec<Row> {
             server.into(),
         ],
         server_command: command.to_vec(),
+        http: false,
     };
     let python = |client: &'static str, mode: &str, era: &str, server, command: &[OsString]| Row {
         client,
@@ -132,10 +139,17 @@ fn rows(paths: &Paths, installed: &Installed, sdk: &Path) -> Vec<Row> {
             era.into(),
         ],
         server_command: command.to_vec(),
+        http: false,
+    };
+    let over_http = |row: Row| Row { http: true, ..row };
+    let pair = Row {
+        client: "typescript http ×2",
+        ..over_http(typescript("python", &python_server))
     };
     vec![
         typescript("everything", &everything_server),
         typescript("python", &python_server),
+        pair,
         python(
             "python legacy",
             "legacy",
@@ -164,6 +178,20 @@ fn rows(paths: &Paths, installed: &Installed, sdk: &Path) -> Vec<Row> {
             "everything",
             &everything_server,
         ),
+        over_http(python(
+            "python http legacy",
+            "legacy",
+            "legacy",
+            "python",
+            &python_server,
+        )),
+        over_http(python(
+            "python http 07-28",
+            "2026-07-28",
+            "2026-07-28",
+            "python",
+            &python_server,
+        )),
     ]
 }
 
@@ -177,13 +205,34 @@ fn run_row(
     wire_log: &Path,
 ) -> Outcome {
     let mut command = crate::interop::offline_command(Path::new(&row.program));
+    command.args(&row.args).arg("--wire-log").arg(wire_log);
+    let bridge: Vec<String> = match row.http {
+        false => vec!["-v".into(), "bridge".into(), "--".into()],
+        true => {
+            let port = match crate::interop::serve::free_port() {
+                Ok(port) => port,
+                Err(e) => {
+                    return Outcome {
+                        checks: CHECKS
+                            .map(|c| (c, false, format!("no free port: {e}")))
+                            .to_vec(),
+                        took: Duration::ZERO,
+                        notes: Vec::new(),
+                    };
+                }
+            };
+            command.args(["--http", &port.to_string()]);
+            ["-v", "bridge", "--serve", "http", "--listen"]
+                .map(str::to_owned)
+                .into_iter()
+                .chain([format!("127.0.0.1:{port}"), "--".to_owned()])
+                .collect()
+        }
+    };
     command
-        .args(&row.args)
-        .arg("--wire-log")
-        .arg(wire_log)
         .arg("--")
         .arg(mcp)
-        .args(["-v", "bridge", "--"])
+        .args(&bridge)
         .arg(&installed.python)
         .arg(paths.wiretap())
         .arg(wire_log)
@@ -244,8 +293,8 @@ fn run_row(
 /// Prints the table, then what each check saw; returns the failures.
 fn print(results: &[(Row, Outcome)]) -> usize {
     println!("\nclients written by others through `mcp bridge` (a client process per row):\n");
-    println!("| client            | server     | check        | result |");
-    println!("|-------------------|------------|--------------|--------|");
+    println!("| client              | server     | check        | result |");
+    println!("|---------------------|------------|--------------|--------|");
     let mut failures = 0;
     for (row, outcome) in results {
         for (check, ok, _) in &outcome.checks {
@@ -253,7 +302,7 @@ fn print(results: &[(Row, Outcome)]) -> usize {
                 failures += 1;
             }
             println!(
-                "| {:<17} | {:<10} | {:<12} | {:<6} |",
+                "| {:<19} | {:<10} | {:<12} | {:<6} |",
                 row.client,
                 row.server,
                 check,
