@@ -210,7 +210,7 @@ impl Bridge {
     ///
     /// Bodies are capped at [`max_message_size`](Self::max_message_size)
     /// (`413`). A listener beyond loopback needs
-    /// [`HttpOptions::bearer_token`] ([`BridgeError::Exposed`]); on
+    /// [`HttpOptions::bearer_token`](crate::HttpOptions::bearer_token) ([`BridgeError::Exposed`]); on
     /// loopback, `Host` and `Origin` must name loopback too (`403`).
     ///
     /// ```

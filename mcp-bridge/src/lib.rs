@@ -3,7 +3,9 @@
 //! Many clients can only start a local command, and many servers are
 //! remote, behind OAuth, or of another era. A [`Bridge`] serves one server
 //! to a client over a byte stream (the process's own stdio, as desktop and
-//! editor clients expect), relaying everything within the era both speak:
+//! editor clients expect), or to many clients of either era over
+//! Streamable HTTP ([`Bridge::serve_http`]), relaying everything within the
+//! era both speak:
 //!
 //! * the client's requests, with their ids, params and `_meta`, and the
 //!   server's answers and errors verbatim (codes, messages, data);
@@ -47,6 +49,10 @@
 //!   a peer of either role.
 //! * `globset`: the allow and deny lists of tool names
 //!   ([`ToolPolicy`]), as globs.
+//! * `hyper` (its HTTP/1 server), `hyper-util`, `http`, `http-body-util`,
+//!   `bytes` (feature `http`): [`Bridge::serve_http`]; `getrandom`: its
+//!   random session ids; `subtle`: its bearer token compared in constant
+//!   time.
 //! * `tokio`, `futures`, `serde_json`, `tracing`, `thiserror`: the runtime,
 //!   futures, messages, logs (span `mcp_bridge`) and errors.
 
