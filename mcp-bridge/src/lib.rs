@@ -61,6 +61,9 @@
 
 mod bridge;
 #[cfg(feature = "http")]
+#[doc(hidden)]
+pub mod fuzzing;
+#[cfg(feature = "http")]
 mod http;
 mod policy;
 mod relay;

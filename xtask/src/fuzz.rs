@@ -27,7 +27,9 @@
 //!   kept without a secret (`oauth`); a cassette's lines split at `\n`
 //!   alone, keeping a `\r` (`cassette`); a `$$` that ends a value of a
 //!   servers file not read as a `$` (`mcp_servers`); a dropped request's
-//!   entry left in the engine's pending table (`engine`).
+//!   entry left in the engine's pending table (`engine`); a `Host` with an
+//!   empty port taken for loopback by `mcp bridge --serve http`
+//!   (`bridge_http`).
 //!
 //! cargo-fuzz is installed into `.cache/cargo-fuzz/` when it is not on the
 //! `PATH` (`cargo install cargo-fuzz --locked`); the targets go through
@@ -52,6 +54,7 @@ const PLANTED: &[&str] = &[
     "cassette",
     "mcp_servers",
     "engine",
+    "bridge_http",
 ];
 
 /// The most the committed corpora may weigh, in all.

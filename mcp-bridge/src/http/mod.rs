@@ -23,12 +23,12 @@
 //! allowed (DNS rebinding: `403`).
 
 mod front;
-mod guard;
-mod headers;
+pub(crate) mod guard;
+pub(crate) mod headers;
 mod modern;
 mod reply;
 mod session;
-mod streams;
+pub(crate) mod streams;
 
 use std::sync::Arc;
 use std::time::Duration;

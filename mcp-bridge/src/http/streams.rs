@@ -219,7 +219,9 @@ impl Streams {
 
     /// A message that belongs to the client's request `during` (or, with
     /// a progress token, to the request that gave it): on that request's
-    /// stream while it is open, else as one that belongs to none.
+    /// stream until it ends, even while no one reads it (the client that
+    /// lost it resumes it with `Last-Event-ID` and reads on), else as one
+    /// that belongs to none.
     pub(crate) fn during(
         &mut self,
         during: Option<&RequestId>,
@@ -233,7 +235,7 @@ impl Streams {
             .copied();
         if let Some(number) = number
             && let Some(stream) = self.streams.get_mut(&number)
-            && stream.is_open()
+            && !stream.ended
         {
             stream.push(number, json, weight);
             return;

@@ -8,6 +8,7 @@
 //! as the fuzz targets (and their folders under `fuzz/corpus/` and
 //! `fuzz/regressions/`) are named.
 
+mod bridge_http;
 mod cassette;
 mod engine;
 mod framing;
@@ -18,6 +19,7 @@ mod servers;
 mod sse;
 mod www_authenticate;
 
+pub use bridge_http::bridge_http;
 pub use cassette::cassette;
 pub use engine::engine;
 pub use framing::framing;
@@ -42,6 +44,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("cassette", cassette),
     ("mcp_servers", mcp_servers),
     ("engine", engine),
+    ("bridge_http", bridge_http),
 ];
 
 /// Splits `input` into chunks of 1 to 16 bytes, their sizes drawn from

@@ -22,6 +22,8 @@ const INPUTS: &[(&str, &[u8])] = &[
     ("cassette", b"{\"cassette\":\"x\"}\n{\"conn\":1}\n"),
     // A value that ends with `$`, written `$$`.
     ("mcp_servers", b"a$"),
+    // A Host with an empty port, taken for loopback.
+    ("bridge_http", b"localhost:\n"),
 ];
 
 fn check(target: &str) -> mcp_fuzz_checks::Check {
