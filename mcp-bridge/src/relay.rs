@@ -10,6 +10,7 @@
 //! as those of the upstream connection. Dropping a relayed call's future
 //! cancels it on the far side, so a cancel crosses the bridge both ways.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -84,6 +85,8 @@ pub(crate) struct Link {
     authorization_hint: Option<String>,
     /// Which tools the client sees and may call.
     tools: Applied,
+    /// The tools' input schemas, from the lists relayed.
+    pub(crate) schemas: Schemas,
 }
 
 impl Link {
@@ -149,6 +152,56 @@ impl Link {
 
     pub(crate) fn legacy(&self) -> bool {
         self.legacy.get().copied().unwrap_or(false)
+    }
+}
+
+/// Tools' input schemas by name, learned from the `tools/list` results
+/// the bridge relays: what a 2026-07-28 call's `Mcp-Param-*` headers are
+/// made from.
+#[derive(Default)]
+pub(crate) struct Schemas(Mutex<HashMap<String, Value>>);
+
+impl Schemas {
+    /// Keeps the input schemas of a `tools/list` result.
+    pub(crate) fn learn(&self, list: &Value) {
+        let Some(tools) = list.get("tools").and_then(Value::as_array) else {
+            return;
+        };
+        let mut schemas = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        for tool in tools {
+            if let (Some(name), Some(schema)) = (
+                tool.get("name").and_then(Value::as_str),
+                tool.get("inputSchema"),
+            ) {
+                schemas.insert(name.to_owned(), schema.clone());
+            }
+        }
+    }
+
+    /// The schema of the tool `name`, if a list named it.
+    pub(crate) fn get(&self, name: &str) -> Option<Value> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// The `Mcp-Param-*` headers of a `tools/call`'s params.
+    fn param_headers(&self, params: Option<&Value>) -> Vec<(String, String)> {
+        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        let Some(schema) = name.and_then(|n| self.get(n)) else {
+            return Vec::new();
+        };
+        let empty = serde_json::Map::new();
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        match schema.as_object() {
+            Some(schema) => mcp_protocol::headers::param_headers(schema, arguments),
+            None => Vec::new(),
+        }
     }
 }
 
@@ -228,65 +281,69 @@ pub(crate) async fn relay_to_server(
     request: Request,
     headers: Vec<(String, String)>,
 ) -> Result<Value, ErrorObject> {
+    let Some(upstream) = link.upstream() else {
+        return Err(ErrorObject::new(
+            INTERNAL_ERROR,
+            "the bridge is not connected to the server yet",
+        ));
+    };
+    let initialize = request.method == INITIALIZE;
+    if initialize {
+        let _ = link.legacy.set(true);
+        link.handshake
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .initialize = request.params.clone();
+    }
+    let _counted = Counted::new(&link.in_flight);
+    let mut options = RequestOptions::new();
+    // Progress reaches a call only through a listener of its own
+    // (anything else tied to a call goes on to the connection's); it goes
+    // to the client as it comes. So do a subscription's notifications.
+    if request.method == SUBSCRIPTIONS_LISTEN
+        || request
+            .meta()
+            .is_some_and(|m| m.contains_key(PROGRESS_TOKEN))
     {
-        {
-            let Some(upstream) = link.upstream() else {
-                return Err(ErrorObject::new(
-                    INTERNAL_ERROR,
-                    "the bridge is not connected to the server yet",
-                ));
-            };
-            let initialize = request.method == INITIALIZE;
-            if initialize {
-                let _ = link.legacy.set(true);
-                link.handshake
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .initialize = request.params.clone();
+        let to_client = link.clone();
+        let during = request.id.clone();
+        let tied = passing(move |n| to_client.notify_client_during(n.clone(), Some(&during)));
+        options = options.listener(tied);
+    }
+    let method = request.method.clone();
+    options.headers = if headers.is_empty() && method == TOOLS_CALL && !link.legacy() {
+        // A 2026-07-28 call mirrors its annotated arguments in headers,
+        // which a client that did not come over HTTP never wrote.
+        link.schemas.param_headers(request.params.as_ref())
+    } else {
+        headers
+    };
+    if initialize {
+        // The spec says initialize is never cancelled.
+        options = options.no_wire_cancel();
+    }
+    let policed = !link.tools.is_open();
+    if policed && method == TOOLS_CALL {
+        link.tools.check_call(request.params.as_ref())?;
+    }
+    match upstream.request(request, options).await {
+        Ok(mut result) => {
+            if method == TOOLS_LIST {
+                link.schemas.learn(&result);
+                if policed {
+                    link.tools.filter_list(&mut result);
+                }
             }
-            let _counted = Counted::new(&link.in_flight);
-            let mut options = RequestOptions::new();
-            // Progress reaches a call only through a listener of its own
-            // (anything else tied to a call goes on to the connection's);
-            // it goes to the client as it comes.
-            if request.method == SUBSCRIPTIONS_LISTEN
-                || request
-                    .meta()
-                    .is_some_and(|m| m.contains_key(PROGRESS_TOKEN))
+            Ok(as_sent(result, link.legacy()))
+        }
+        Err(error) => {
+            let mut object = relayed_error(&method, error.clone(), "server");
+            if let (TransportError::AuthorizationRequired { .. }, Some(hint)) =
+                (&error, &link.authorization_hint)
             {
-                let to_client = link.clone();
-                let during = request.id.clone();
-                let tied =
-                    passing(move |n| to_client.notify_client_during(n.clone(), Some(&during)));
-                options = options.listener(tied);
+                object.message = format!("{}; {hint}", object.message);
             }
-            options.headers = headers;
-            if initialize {
-                // The spec says initialize is never cancelled.
-                options = options.no_wire_cancel();
-            }
-            let method = request.method.clone();
-            let policed = !link.tools.is_open();
-            if policed && method == TOOLS_CALL {
-                link.tools.check_call(request.params.as_ref())?;
-            }
-            match upstream.request(request, options).await {
-                Ok(mut result) => {
-                    if policed && method == TOOLS_LIST {
-                        link.tools.filter_list(&mut result);
-                    }
-                    Ok(as_sent(result, link.legacy()))
-                }
-                Err(error) => {
-                    let mut object = relayed_error(&method, error.clone(), "server");
-                    if let (TransportError::AuthorizationRequired { .. }, Some(hint)) =
-                        (&error, &link.authorization_hint)
-                    {
-                        object.message = format!("{}; {hint}", object.message);
-                    }
-                    Err(object)
-                }
-            }
+            Err(object)
         }
     }
 }

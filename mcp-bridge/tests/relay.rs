@@ -151,3 +151,32 @@ async fn a_cancel_crosses_the_bridge() {
     assert_eq!(echo.content[0].as_text(), Some("after"));
     client.close().await;
 }
+
+#[tokio::test]
+async fn a_modern_call_to_a_server_over_http_gets_its_param_headers() {
+    use mcp_reference_server::http::HttpFake;
+    // The server checks that a call mirrors its annotated arguments in
+    // `Mcp-Param-*` headers; the client's connection to the bridge (a
+    // byte stream) has no headers to carry them, so the bridge writes
+    // them from the tool's schema.
+    let upstream = HttpFake::start(FakeConfig::modern().conformance())
+        .await
+        .unwrap();
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(theirs);
+    let bridge = Bridge::new(mcp_client::HttpTransportBuilder::new(upstream.url()));
+    let _serving = tokio::spawn(bridge.serve(read, write));
+    let client = ClientEnd(Mutex::new(Some(ours)))
+        .client(asking().era(EraMode::Modern))
+        .await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "test_header_param"));
+    let called = client
+        .call_tool("test_header_param", json!({"region": "us-west1"}))
+        .await
+        .unwrap();
+    let posts = upstream.posts_of("tools/call");
+    let sent = posts.last().expect("the call reached the server");
+    assert_eq!(sent.header("mcp-param-region"), Some("us-west1"));
+    assert!(called.is_error != Some(true), "{called:?}");
+}

@@ -44,8 +44,6 @@ pub(crate) struct Modern {
     link: tokio::sync::Mutex<Option<Arc<Link>>>,
     client: Arc<Calls>,
     next: AtomicI64,
-    /// Tools' input schemas, by name, from the lists relayed or read.
-    schemas: Mutex<HashMap<String, Value>>,
 }
 
 /// The calls being relayed, by the bridge's id.
@@ -140,7 +138,6 @@ impl Modern {
             },
         );
         let done = Done(self.client.clone(), ours.clone());
-        let lists_tools = request.method == TOOLS_LIST;
         let mut answer: BoxFuture<'static, Result<Value, ErrorObject>> = Box::pin(relay_to_server(
             link.clone(),
             request,
@@ -148,9 +145,6 @@ impl Modern {
         ));
         let first = tokio::select! {
             result = &mut answer => {
-                if lists_tools && let Ok(list) = &result {
-                    self.learn(list);
-                }
                 let (status, json) = final_answer(&id, &ours, result);
                 return reply::json(status, json);
             }
@@ -181,8 +175,8 @@ impl Modern {
     /// server's tools when the bridge has not seen it.
     async fn schema(&self, link: &Arc<Link>, call: &Request) -> Option<Value> {
         let name = call.params.as_ref()?.get("name")?.as_str()?.to_owned();
-        if let Some(known) = lock(&self.schemas).get(&name) {
-            return Some(known.clone());
+        if let Some(known) = link.schemas.get(&name) {
+            return Some(known);
         }
         let upstream = link.upstream()?;
         let mut meta = call
@@ -206,29 +200,13 @@ impl Modern {
                 .request(Request::new(ours, TOOLS_LIST, Some(params)), options)
                 .await
                 .ok()?;
-            self.learn(&list);
+            link.schemas.learn(&list);
             cursor = list.get("nextCursor").filter(|c| !c.is_null()).cloned();
             if cursor.is_none() {
                 break;
             }
         }
-        lock(&self.schemas).get(&name).cloned()
-    }
-
-    /// Keeps the input schemas of a `tools/list` result.
-    fn learn(&self, list: &Value) {
-        let Some(tools) = list.get("tools").and_then(Value::as_array) else {
-            return;
-        };
-        let mut schemas = lock(&self.schemas);
-        for tool in tools {
-            if let (Some(name), Some(schema)) = (
-                tool.get("name").and_then(Value::as_str),
-                tool.get("inputSchema"),
-            ) {
-                schemas.insert(name.to_owned(), schema.clone());
-            }
-        }
+        link.schemas.get(&name)
     }
 
     /// Closes the connection to the server.
