@@ -99,8 +99,14 @@ impl Stream {
         true
     }
 
+    /// Whether someone reads it now (a reader that went away is noticed
+    /// here, not only at the next send).
+    fn is_read(&self) -> bool {
+        self.reader.as_ref().is_some_and(|(tx, _)| !tx.is_closed())
+    }
+
     fn is_open(&self) -> bool {
-        !self.ended && self.reader.is_some()
+        !self.ended && self.is_read()
     }
 }
 
@@ -283,7 +289,7 @@ impl Streams {
 
     /// Whether any stream is being read now.
     pub(crate) fn any_open(&self) -> bool {
-        self.streams.values().any(|s| s.reader.is_some())
+        self.streams.values().any(Stream::is_read)
     }
 
     fn new_stream(&mut self) -> u64 {
@@ -352,6 +358,16 @@ mod tests {
         );
         assert!(streams.resume("9-1").is_none());
         assert!(streams.resume("junk").is_none());
+    }
+
+    #[test]
+    fn a_get_stream_whose_reader_left_can_be_opened_again() {
+        let mut streams = Streams::default();
+        let first = streams.open_get().expect("the first");
+        assert!(streams.any_open());
+        drop(first);
+        assert!(!streams.any_open());
+        assert!(streams.open_get().is_some(), "not refused as already open");
     }
 
     #[test]
