@@ -54,10 +54,12 @@
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 mod bridge;
+mod fanout;
 mod policy;
 mod relay;
 mod restart;
 
 pub use bridge::{Bridge, BridgeError, Ended};
+pub use fanout::Servers;
 pub use policy::{PolicyError, ToolPolicy};
 pub use restart::Restarts;
