@@ -222,3 +222,35 @@ async fn a_server_that_dies_takes_its_tools_and_the_others_go_on() {
     assert!(!serving.is_finished(), "the bridge serves the others");
     client.close().await;
 }
+
+#[tokio::test]
+async fn a_client_that_probes_the_era_is_served_the_legacy_one() {
+    let a = FakeServer::new(FakeConfig::dual());
+    let b = FakeServer::new(FakeConfig::legacy());
+    let bridge = Bridge::new(
+        servers()
+            .server("a", a.connector())
+            .server("b", b.connector()),
+    );
+    let (_serving, end) = serving(bridge);
+    let client = end.client(asking()).await;
+    assert_eq!(client.era(), Era::Legacy);
+    let echo = client
+        .call_tool("a__echo", json!({"text": "probed"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "probed");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_modern_client_is_told_only_the_legacy_era_is_served() {
+    let a = FakeServer::new(FakeConfig::legacy());
+    let (_serving, end) = serving(Bridge::new(servers().server("a", a.connector())));
+    let error = end
+        .connect(asking().era(EraMode::Modern))
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert!(error.to_string().contains("legacy era"), "{error}");
+}

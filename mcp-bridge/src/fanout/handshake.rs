@@ -20,10 +20,14 @@ pub(crate) async fn initialize(
     shared: &Shared,
     params: Option<Value>,
 ) -> Result<Value, TransportError> {
-    if let Some(answer) = shared.handshake.get() {
-        // A second `initialize` on one session: the same answer.
-        return Ok(answer.clone());
+    // A second `initialize` on one session gets the first one's answer
+    // (once it is given).
+    if shared.begun.swap(true, Ordering::AcqRel) && shared.opened().await {
+        return Ok(shared.handshake.get().cloned().unwrap_or_default());
     }
+    shared.begun.store(true, Ordering::Release);
+    shared.settled.notify_waiters();
+    let _settling = Settling(shared);
     let asked = shared
         .live()
         .map(|(_, member)| {
@@ -62,17 +66,50 @@ pub(crate) async fn initialize(
             ),
         ));
     }
-    let answer = merged(&answers, &shared.info);
-    Ok(shared.handshake.get_or_init(|| answer).clone())
+    let answer = shared
+        .handshake
+        .get_or_init(|| merged(&answers, &shared.info))
+        .clone();
+    // The client said `initialized` before it had the answer.
+    if shared.client_initialized.load(Ordering::Acquire) {
+        tell_initialized(shared);
+    }
+    Ok(answer)
 }
 
-/// Tells every server that completed its handshake that the client is
-/// initialized.
-pub(crate) fn initialized(shared: &Shared, notification: &Notification) {
+/// Tells those waiting for the handshake that it is over, when the
+/// `initialize` ends (answered, failed, or dropped); one that failed lets
+/// the next try again.
+struct Settling<'a>(&'a Shared);
+
+impl Drop for Settling<'_> {
+    fn drop(&mut self) {
+        if self.0.handshake.get().is_none() {
+            self.0.begun.store(false, Ordering::Release);
+        }
+        self.0.settled.notify_waiters();
+    }
+}
+
+/// The client's `notifications/initialized`: told to every server that
+/// completed its handshake, now or (a client that did not wait for the
+/// answer) once the handshake is over.
+pub(crate) fn initialized(shared: &Shared) {
+    shared.client_initialized.store(true, Ordering::Release);
+    if shared.handshake.get().is_some() {
+        tell_initialized(shared);
+    }
+}
+
+/// Tells each server that completed its handshake, once, that the client
+/// is initialized.
+fn tell_initialized(shared: &Shared) {
     for (_, member) in shared.live() {
-        if member.initialized.get().is_some()
-            && let Err(error) = member.transport.notify(notification.clone())
-        {
+        if member.initialized.get().is_none() || member.told.swap(true, Ordering::AcqRel) {
+            continue;
+        }
+        let notification = Notification::new(NOTIFICATION_INITIALIZED, None);
+        if let Err(error) = member.transport.notify(notification) {
             tracing::debug!(server = %member.name, %error, "{NOTIFICATION_INITIALIZED} was not sent");
         }
     }

@@ -11,6 +11,7 @@ use mcp_protocol::error_codes::{INVALID_PARAMS, METHOD_NOT_FOUND};
 use mcp_protocol::{Notification, Request, RequestId};
 use mcp_transport::{Listener, RequestOptions, Transport, TransportError};
 use serde_json::Value;
+use tokio::sync::Notify;
 
 /// How names are given to the tools and prompts of many servers: the
 /// `(server, name)` pairs in, one distinct name each out, in order.
@@ -20,6 +21,10 @@ pub(crate) type Names = Arc<dyn Fn(&[(&str, &str)]) -> Vec<String> + Send + Sync
 /// server (`initialize`, a page of a list, `logging/setLevel`); one that
 /// takes longer is left out of the answer.
 pub(crate) const EACH: Duration = Duration::from_secs(60);
+
+/// How long a request that comes before any `initialize` waits for one
+/// to begin, before it is refused.
+pub(crate) const BEFORE_INITIALIZE: Duration = Duration::from_millis(500);
 
 /// One server of the session.
 pub(crate) struct Member {
@@ -31,6 +36,8 @@ pub(crate) struct Member {
     /// Set when it is gone (died, or failed its handshake): the client was
     /// told, and nothing more is sent to it.
     pub(crate) gone: AtomicBool,
+    /// Whether it was told `notifications/initialized`.
+    pub(crate) told: AtomicBool,
 }
 
 impl Member {
@@ -40,6 +47,7 @@ impl Member {
             transport,
             initialized: OnceLock::new(),
             gone: AtomicBool::new(false),
+            told: AtomicBool::new(false),
         }
     }
 
@@ -85,6 +93,12 @@ pub(crate) struct Shared {
     pub(crate) info: (String, String),
     /// The client's `initialize` answer, once given.
     pub(crate) handshake: OnceLock<Value>,
+    /// Whether an `initialize` is being answered (or was).
+    pub(crate) begun: AtomicBool,
+    /// Told when an `initialize` begins, is answered, or fails.
+    pub(crate) settled: Notify,
+    /// Whether the client sent `notifications/initialized`.
+    pub(crate) client_initialized: AtomicBool,
     pub(crate) closed: AtomicBool,
     next_id: AtomicU64,
 }
@@ -103,8 +117,32 @@ impl Shared {
             to_client,
             info,
             handshake: OnceLock::new(),
+            begun: AtomicBool::new(false),
+            settled: Notify::new(),
+            client_initialized: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             next_id: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the client's session is open. A request that comes while
+    /// its `initialize` is being answered (a client that does not wait for
+    /// the answer) waits for it, and one that comes first waits
+    /// [`BEFORE_INITIALIZE`] for an `initialize` to begin (each request is
+    /// handled on a task of its own, so the one sent first may start
+    /// later); false when none came, or it failed.
+    pub(crate) async fn opened(&self) -> bool {
+        let deadline = tokio::time::Instant::now() + BEFORE_INITIALIZE;
+        loop {
+            let settled = self.settled.notified();
+            if self.handshake.get().is_some() {
+                return true;
+            }
+            if self.begun.load(Ordering::Acquire) {
+                settled.await;
+            } else if tokio::time::timeout_at(deadline, settled).await.is_err() {
+                return self.handshake.get().is_some();
+            }
         }
     }
 

@@ -57,7 +57,7 @@ impl Transport for FannedOut {
             return Err(TransportError::Closed);
         }
         if notification.method == NOTIFICATION_INITIALIZED {
-            initialized(&self.shared, &notification);
+            initialized(&self.shared);
             return Ok(());
         }
         for (_, member) in self.shared.live() {
@@ -96,7 +96,7 @@ async fn dispatch(
         INITIALIZE => return initialize(shared, request.params).await,
         PING => return Ok(json!({})),
         SERVER_DISCOVER => return Err(rpc(METHOD_NOT_FOUND, LEGACY_ONLY)),
-        _ if shared.handshake.get().is_none() => {
+        _ if !shared.opened().await => {
             return Err(rpc(INVALID_REQUEST, format!("{method}: {LEGACY_ONLY}")));
         }
         _ => {}

@@ -28,6 +28,13 @@ pub struct ClientEnd(Mutex<Option<tokio::io::DuplexStream>>);
 impl ClientEnd {
     /// A client connected through the bridge.
     pub async fn client(self, builder: ClientBuilder) -> Client {
+        self.connect(builder)
+            .await
+            .expect("the client connects through the bridge")
+    }
+
+    /// A client connecting through the bridge, or why it could not.
+    pub async fn connect(self, builder: ClientBuilder) -> mcp_client::Result<Client> {
         let end = Arc::new(self);
         builder
             .connect(move |handlers: ConnectionHandlers| {
@@ -38,7 +45,6 @@ impl ClientEnd {
                 }
             })
             .await
-            .expect("the client connects through the bridge")
     }
 }
 
