@@ -25,6 +25,11 @@
 //! [`StdioCommand`](mcp_transport_stdio::StdioCommand), the HTTP transport,
 //! a server of a servers file.
 //!
+//! Many servers are served as one through [`Servers`], a connector that
+//! connects to each and answers as one server of the legacy era, their
+//! tools and prompts named apart (`server__tool`) and each call sent to
+//! its server.
+//!
 //! ```no_run
 //! use mcp_bridge::{Bridge, Ended};
 //! use mcp_transport_stdio::StdioCommand;
