@@ -10,6 +10,7 @@ use std::time::Duration;
 use mcp_bridge::{Bridge, Ended, Servers};
 use mcp_client::host::Naming;
 use mcp_client::prelude::*;
+use mcp_client::protocol::types::CallToolRequestParams;
 use mcp_client::transport::{ConnectionHandlers, Transport, TransportError};
 use mcp_protocol::Message;
 use mcp_reference_server::{FakeConfig, FakeServer};
@@ -64,6 +65,15 @@ async fn every_servers_tools_are_listed_under_its_name_and_called_on_it() {
     assert_eq!(text(&echo), "to b");
     assert!(called(&b, "echo"), "b got the call under its own name");
     assert!(!called(&a, "echo"), "a did not");
+    // Progress reaches the call, its token the client's.
+    let steps = Arc::new(Mutex::new(0));
+    let count = steps.clone();
+    let options = CallOptions::new().on_progress(move |_| *count.lock().unwrap() += 1);
+    let arguments = json!({"steps": 3, "delayMs": 5});
+    let slow = CallToolRequestParams::new("a__slow")
+        .with_arguments(arguments.as_object().cloned().unwrap());
+    client.call_tool_with(slow, &options).await.unwrap();
+    assert_eq!(*steps.lock().unwrap(), 3);
     // Prompts are named the same way; resources pass as they are.
     let prompt = client
         .get_prompt("a__greeting", [("name", "Ada")])
