@@ -27,6 +27,11 @@
 //! [`StdioCommand`](mcp_transport_stdio::StdioCommand), the HTTP transport,
 //! a server of a servers file.
 //!
+//! Many servers are served as one through [`Servers`], a connector that
+//! connects to each and answers as one server of the legacy era, their
+//! tools and prompts named apart (`server__tool`) and each call sent to
+//! its server.
+//!
 //! ```no_run
 //! use mcp_bridge::{Bridge, Ended};
 //! use mcp_transport_stdio::StdioCommand;
@@ -60,6 +65,7 @@
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 mod bridge;
+mod fanout;
 #[cfg(feature = "http")]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -70,6 +76,7 @@ mod relay;
 mod restart;
 
 pub use bridge::{Bridge, BridgeError, Ended};
+pub use fanout::Servers;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::HttpOptions;

@@ -3,66 +3,35 @@
 //! driving what a client does (lists, calls, answers the server's
 //! questions, watches progress, cancels) through the bridge.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+mod support;
 
 use mcp_bridge::{Bridge, Ended};
 use mcp_client::prelude::*;
 use mcp_client::protocol::types::CallToolRequestParams;
-use mcp_client::transport::{ConnectionHandlers, Transport};
 use mcp_protocol::Message;
 use mcp_reference_server::{FakeConfig, FakeServer};
-use mcp_transport_stdio::StreamTransport;
 use serde_json::json;
 use tokio::task::JoinHandle;
 
-/// The bridge serving `server` on one end of a duplex, and a connector for
-/// the client on the other end (it connects once).
+use support::{ClientEnd, asking, serving};
+
+/// The bridge serving `server`, and the client's end of it.
 fn bridged(
     server: &FakeServer,
 ) -> (
     JoinHandle<Result<Ended, mcp_bridge::BridgeError>>,
     ClientEnd,
 ) {
-    let (ours, theirs) = tokio::io::duplex(1 << 16);
-    let (read, write) = tokio::io::split(theirs);
-    let bridge = Bridge::new(server.connector());
-    let serving = tokio::spawn(bridge.serve(read, write));
-    (serving, ClientEnd(Mutex::new(Some(ours))))
-}
-
-struct ClientEnd(Mutex<Option<tokio::io::DuplexStream>>);
-
-impl ClientEnd {
-    async fn client(self, builder: ClientBuilder) -> Client {
-        let end = Arc::new(self);
-        builder
-            .connect(move |handlers: ConnectionHandlers| {
-                let stream = end.0.lock().unwrap().take();
-                async move {
-                    let stream = stream.expect("the bridge is connected to once");
-                    Ok(Arc::new(StreamTransport::duplex(stream, handlers)) as Arc<dyn Transport>)
-                }
-            })
-            .await
-            .expect("the client connects through the bridge")
-    }
+    serving(Bridge::new(server.connector()))
 }
 
 fn slow(steps: u64, delay_ms: u64) -> CallToolRequestParams {
     let arguments = json!({"steps": steps, "delayMs": delay_ms});
     CallToolRequestParams::new("slow").with_arguments(arguments.as_object().cloned().unwrap())
-}
-
-fn asking() -> ClientBuilder {
-    Client::builder()
-        .request_timeout(Duration::from_secs(10))
-        .on_elicitation(|_request, _ctx| async move {
-            let mut form = JsonObject::new();
-            form.insert("name".into(), json!("Ada"));
-            Ok(ElicitResult::accept(form))
-        })
 }
 
 async fn drives_a_session(config: FakeConfig, era: EraMode) {
@@ -162,13 +131,9 @@ async fn a_modern_call_to_a_server_over_http_gets_its_param_headers() {
     let upstream = HttpFake::start(FakeConfig::modern().conformance())
         .await
         .unwrap();
-    let (ours, theirs) = tokio::io::duplex(1 << 16);
-    let (read, write) = tokio::io::split(theirs);
     let bridge = Bridge::new(mcp_client::HttpTransportBuilder::new(upstream.url()));
-    let _serving = tokio::spawn(bridge.serve(read, write));
-    let client = ClientEnd(Mutex::new(Some(ours)))
-        .client(asking().era(EraMode::Modern))
-        .await;
+    let (_serving, end) = serving(bridge);
+    let client = end.client(asking().era(EraMode::Modern)).await;
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "test_header_param"));
     let called = client

@@ -69,9 +69,10 @@ pub(crate) struct ServerArgs {
     pub(crate) header: Vec<(String, String)>,
 
     /// A servers file in the `mcpServers` form desktop and editor clients
-    /// use (VS Code's `servers` form too); pick one with --server. Without
-    /// it, `mcp servers` and --server read `.mcp.json` (else
-    /// `.vscode/mcp.json`) in the current directory.
+    /// use (VS Code's `servers` form too); pick one with --server (`mcp
+    /// bridge` without --server serves them all as one). Without it, `mcp
+    /// servers` and --server read `.mcp.json` (else `.vscode/mcp.json`) in
+    /// the current directory.
     #[arg(long, value_name = "FILE", global = true)]
     pub(crate) config: Option<PathBuf>,
 
@@ -187,7 +188,10 @@ pub(crate) enum Command {
     /// server's stderr (-v) to stderr. Over stdio it exits 0 when the
     /// client leaves, 3 when the server is gone (after answering what was
     /// pending). A --url server that needs authorization: run `mcp login`
-    /// first (the bridge never reads the terminal).
+    /// first (the bridge never reads the terminal). With --config FILE and
+    /// no --server, every server of the file is served as one (legacy
+    /// era): tools and prompts named `server__tool`, each call sent to its
+    /// server; a server that does not start is left out (-v names it).
     Bridge(BridgeArgs),
     /// Authorize with the server of --url (OAuth): prints the URL to open,
     /// waits for the browser's redirect on a loopback port, and stores the

@@ -34,6 +34,9 @@ pub(crate) enum Server {
     Embedded,
     /// A server of a servers file, by name.
     Configured(String, ServerDefinition),
+    /// Every server of a servers file, served as one (`mcp bridge
+    /// --config FILE` without --server): the file's name, and its servers.
+    Everything(String, ServersFile),
 }
 
 impl Server {
@@ -56,6 +59,18 @@ impl Server {
                     )))
                 }
             };
+        }
+        if let (Some(path), Some(crate::args::Command::Bridge(_))) =
+            (&cli.server.config, &cli.command)
+            && cli.server.url.is_none()
+            && cli.server.stdio.is_none()
+            && cli.program.is_empty()
+        {
+            let name = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            return Ok(Server::Everything(name, servers_file(cli)?));
         }
         if let Some(url) = &cli.server.url {
             if cli.server.stdio.is_some() || !cli.program.is_empty() {
@@ -199,6 +214,22 @@ const BRIDGE_CLOSE_GRACE: std::time::Duration = std::time::Duration::from_millis
 /// See [`BRIDGE_CLOSE_GRACE`].
 const BRIDGE_TERM_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// A stdio server as the CLI runs it: under `mcp bridge`, with the short
+/// close graces of [`BRIDGE_CLOSE_GRACE`]; with -v, its stderr shown,
+/// each line prefixed with its name.
+pub(crate) fn as_the_cli_runs(cli: &Cli, mut command: StdioCommand) -> StdioCommand {
+    if matches!(cli.command, Some(crate::args::Command::Bridge(_))) {
+        command = command
+            .close_grace(BRIDGE_CLOSE_GRACE)
+            .term_grace(BRIDGE_TERM_GRACE);
+    }
+    if cli.verbose > 0 {
+        let prefix = format!("[{}] ", command.get_name());
+        command = command.on_stderr(move |line| say!("{prefix}{line}"));
+    }
+    command
+}
+
 /// The server the command line names, as a connector, through `recorder`
 /// when recording.
 pub(crate) fn upstream(
@@ -219,17 +250,16 @@ pub(crate) fn upstream(
             if let Some(dir) = &cli.server.cwd {
                 command = command.current_dir(dir);
             }
-            if matches!(cli.command, Some(crate::args::Command::Bridge(_))) {
-                command = command
-                    .close_grace(BRIDGE_CLOSE_GRACE)
-                    .term_grace(BRIDGE_TERM_GRACE);
+            let command = as_the_cli_runs(cli, command);
+            (command.get_name(), Arc::new(command))
+        }
+        Server::Everything(name, file) => {
+            if recorder.is_some() {
+                return Err(Failure::usage(
+                    "--record records one server; give it with --server NAME",
+                ));
             }
-            let name = command.get_name();
-            if cli.verbose > 0 {
-                let prefix = format!("[{name}] ");
-                command = command.on_stderr(move |line| say!("{prefix}{line}"));
-            }
-            (name.to_string(), Arc::new(command))
+            (name, crate::fanout::every_server(cli, &file)?)
         }
         Server::Configured(name, definition) => {
             // Header and env values from the file are tokens, mostly: a

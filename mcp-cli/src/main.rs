@@ -98,6 +98,7 @@ mod auth;
 mod commands;
 mod connect;
 mod exit;
+mod fanout;
 mod output;
 mod progress;
 mod prompts;
