@@ -19,11 +19,15 @@ pub(crate) enum Refusal {
 /// this machine's loopback interface.
 pub(crate) fn is_loopback_host(host: &str) -> bool {
     let name = match host.strip_prefix('[') {
-        // `[::1]:8080`
-        Some(rest) => match rest.split_once(']') {
-            Some((inside, after)) if after.is_empty() || is_port(after) => inside,
-            _ => return false,
-        },
+        // `[::1]:8080`: an IPv6 address, exactly.
+        Some(rest) => {
+            return match rest.split_once(']') {
+                Some((inside, after)) if after.is_empty() || is_port(after) => inside
+                    .parse::<std::net::Ipv6Addr>()
+                    .is_ok_and(|ip| ip.is_loopback()),
+                _ => false,
+            };
+        }
         None => match host.rsplit_once(':') {
             Some((name, port)) if is_port(&format!(":{port}")) => name,
             Some(_) => return false,
@@ -133,6 +137,8 @@ mod tests {
             "10.0.0.1:80",
             "[::2]",
             "[::1]x",
+            "[::1.]:30",
+            "[127.0.0.1]",
             "localhost:",
             "localhost:http",
             "",
