@@ -45,6 +45,25 @@ pub struct Bridge {
     authorization_hint: Option<String>,
     restarts: Restarts,
     tools: ToolPolicy,
+    upstream_era: UpstreamEra,
+}
+
+/// Which era the bridge speaks to its server.
+///
+/// ```
+/// assert_eq!(mcp_bridge::UpstreamEra::default(), mcp_bridge::UpstreamEra::AsTheClient);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpstreamEra {
+    /// The client's own; a legacy client whose server refuses the
+    /// handshake (it speaks 2026-07-28 only) is translated.
+    #[default]
+    AsTheClient,
+    /// 2026-07-28: a legacy client's `initialize` is answered from
+    /// `server/discover` and each of its requests translated, even when
+    /// the server would take the handshake.
+    Modern,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -101,7 +120,27 @@ impl Bridge {
             authorization_hint: None,
             restarts: Restarts::never(),
             tools: ToolPolicy::new(),
+            upstream_era: UpstreamEra::AsTheClient,
         }
+    }
+
+    /// Which era to speak to the server (by default the client's). A
+    /// legacy client in front of a server spoken to in 2026-07-28 is
+    /// translated: its `initialize` answered from `server/discover`, each
+    /// request given the `_meta` that revision needs, an `input_required`
+    /// result turned into the client's own elicitation, sampling and roots
+    /// requests (their answers sent back with the server's
+    /// `requestState`), list changes brought from `subscriptions/listen`;
+    /// `ping` and `logging/setLevel` answered by the bridge.
+    ///
+    /// ```
+    /// # let server = mcp_transport_stdio::StdioCommand::new("server");
+    /// let bridge = mcp_bridge::Bridge::new(server).upstream_era(mcp_bridge::UpstreamEra::Modern);
+    /// # let _ = bridge;
+    /// ```
+    pub fn upstream_era(mut self, era: UpstreamEra) -> Bridge {
+        self.upstream_era = era;
+        self
     }
 
     /// Which tools the client sees and may call (by default, all): a
@@ -248,6 +287,7 @@ impl Bridge {
             self.max_message_size,
             self.authorization_hint,
             self.tools,
+            self.upstream_era == UpstreamEra::Modern,
             options,
             loopback,
         );
@@ -278,7 +318,11 @@ impl Bridge {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let link = Arc::new(Link::new(self.authorization_hint, self.tools));
+        let link = Arc::new(Link::new(
+            self.authorization_hint,
+            self.tools,
+            self.upstream_era == UpstreamEra::Modern,
+        ));
         let upstream = self
             .upstream
             .connect(upstream_handlers(&link))

@@ -74,8 +74,9 @@ mod http;
 mod policy;
 mod relay;
 mod restart;
+mod translate;
 
-pub use bridge::{Bridge, BridgeError, Ended};
+pub use bridge::{Bridge, BridgeError, Ended, UpstreamEra};
 pub use fanout::Servers;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]

@@ -29,6 +29,7 @@ use mcp_transport::{
 use serde_json::Value;
 
 use crate::policy::{Applied, ToolPolicy};
+use crate::translate::{self, Translation};
 
 /// The client's side of a link, as the relay sees it: where what the
 /// server sends goes. `during` names the client's request a message
@@ -87,13 +88,25 @@ pub(crate) struct Link {
     tools: Applied,
     /// The tools' input schemas, from the lists relayed.
     pub(crate) schemas: Schemas,
+    /// Set when a legacy client is served by a 2026-07-28 server.
+    translation: OnceLock<Arc<Translation>>,
+    /// Whether a legacy client's `initialize` goes straight to
+    /// translation, without trying the server's handshake.
+    modern_upstream: bool,
 }
 
 impl Link {
-    pub(crate) fn new(authorization_hint: Option<String>, tools: ToolPolicy) -> Link {
+    /// `modern_upstream`: the server is spoken to in 2026-07-28 whatever
+    /// the client speaks (a legacy client's requests translated).
+    pub(crate) fn new(
+        authorization_hint: Option<String>,
+        tools: ToolPolicy,
+        modern_upstream: bool,
+    ) -> Link {
         Link {
             authorization_hint,
             tools: Applied::new(tools),
+            modern_upstream,
             ..Link::default()
         }
     }
@@ -148,6 +161,11 @@ impl Link {
     #[cfg(feature = "http")]
     pub(crate) fn set_modern(&self) {
         let _ = self.legacy.set(false);
+    }
+
+    /// Serves this legacy client by translating to 2026-07-28.
+    pub(crate) fn translate(&self, translation: Translation) {
+        let _ = self.translation.set(Arc::new(translation));
     }
 
     pub(crate) fn legacy(&self) -> bool {
@@ -236,7 +254,15 @@ pub(crate) fn downstream_handlers(link: &Arc<Link>) -> ConnectionHandlers {
                 .unwrap_or_else(|p| p.into_inner())
                 .initialized = true;
         }
-        if n.method != NOTIFICATION_CANCELLED {
+        if let Some(translation) = to_server.translation.get() {
+            // A 2026-07-28 server takes no notifications; the handshake's
+            // end starts the subscription that brings its list changes.
+            if n.method == NOTIFICATION_INITIALIZED {
+                translate::listen(&to_server, translation);
+            } else {
+                tracing::debug!(method = %n.method, "a notification a 2026-07-28 server has no use for");
+            }
+        } else if n.method != NOTIFICATION_CANCELLED {
             forward_to(to_server.upstream(), n.clone(), "server");
         }
     });
@@ -246,7 +272,7 @@ pub(crate) fn downstream_handlers(link: &Arc<Link>) -> ConnectionHandlers {
 /// A listener that hands each notification on as it is read, on the read
 /// loop (sending only queues it, so this never blocks): the far side gets
 /// a call's progress before its answer, as the server sent them.
-fn passing(f: impl Fn(&Notification) + Send + Sync + 'static) -> Listener {
+pub(crate) fn passing(f: impl Fn(&Notification) + Send + Sync + 'static) -> Listener {
     let (listener, queue) = Listener::tapped("relayed notifications", 1, Arc::new(f));
     // Nothing reads the queue: the tap has done the work.
     drop(queue);
@@ -296,20 +322,36 @@ pub(crate) async fn relay_to_server(
             .initialize = request.params.clone();
     }
     let _counted = Counted::new(&link.in_flight);
-    let mut options = RequestOptions::new();
     // Progress reaches a call only through a listener of its own
     // (anything else tied to a call goes on to the connection's); it goes
     // to the client as it comes. So do a subscription's notifications.
-    if request.method == SUBSCRIPTIONS_LISTEN
+    let tied = (request.method == SUBSCRIPTIONS_LISTEN
         || request
             .meta()
-            .is_some_and(|m| m.contains_key(PROGRESS_TOKEN))
-    {
-        let to_client = link.clone();
-        let during = request.id.clone();
-        let tied = passing(move |n| to_client.notify_client_during(n.clone(), Some(&during)));
-        options = options.listener(tied);
+            .is_some_and(|m| m.contains_key(PROGRESS_TOKEN)))
+    .then(|| (link.clone(), request.id.clone()));
+    let listened = move || {
+        let options = RequestOptions::new();
+        match &tied {
+            Some((link, during)) => {
+                let (link, during) = (link.clone(), during.clone());
+                options.listener(passing(move |n| {
+                    link.notify_client_during(n.clone(), Some(&during))
+                }))
+            }
+            None => options,
+        }
+    };
+    if let Some(translation) = link.translation.get().cloned() {
+        return translate::request(&link, &translation, &upstream, request, listened)
+            .await
+            .map(|result| as_sent(result, true));
     }
+    if initialize && link.modern_upstream {
+        return translate::initialize(&link, &upstream, &request).await;
+    }
+    let mut options = listened();
+    let handshake = initialize.then(|| request.clone());
     let method = request.method.clone();
     options.headers = if headers.is_empty() && method == TOOLS_CALL && !link.legacy() {
         // A 2026-07-28 call mirrors its annotated arguments in headers,
@@ -335,6 +377,10 @@ pub(crate) async fn relay_to_server(
                 }
             }
             Ok(as_sent(result, link.legacy()))
+        }
+        Err(error) if handshake.is_some() && translate::refuses_handshake(&error) => {
+            let request = handshake.expect("checked");
+            translate::initialize(&link, &upstream, &request).await
         }
         Err(error) => {
             let mut object = relayed_error(&method, error.clone(), "server");
@@ -372,7 +418,7 @@ impl ServerRequestHandler for ToClient {
 
 /// Relays one of the server's requests to the client; `during`: the
 /// client's request it came with.
-async fn relay_to_client(
+pub(crate) async fn relay_to_client(
     link: Arc<Link>,
     request: Request,
     during: Option<RequestId>,
@@ -412,7 +458,7 @@ fn as_sent(mut result: Value, legacy: bool) -> Value {
 /// The JSON-RPC error a relayed call's failure becomes: the far side's
 /// own error verbatim, else one that says what happened on the far side
 /// and whether the call may have run there.
-fn relayed_error(method: &str, error: TransportError, side: &str) -> ErrorObject {
+pub(crate) fn relayed_error(method: &str, error: TransportError, side: &str) -> ErrorObject {
     match error {
         TransportError::Rpc {
             code,

@@ -207,7 +207,8 @@ async fn run(cli: Cli) -> Outcome {
         }
         let recorder = record::recorder(&cli)?;
         let upstream = connect::upstream(&cli, server, recorder.as_ref())?;
-        let outcome = commands::bridge::run(upstream, bridge, interrupted).await;
+        let modern = cli.server.era == args::EraArg::Modern;
+        let outcome = commands::bridge::run(upstream, bridge, modern, interrupted).await;
         return match (&recorder, cli.server.record.clone()) {
             (Some(recorder), Some(path)) => record::finish(recorder, &path, outcome),
             _ => outcome,

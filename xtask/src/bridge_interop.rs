@@ -7,7 +7,9 @@
 //! call, call again, close. Over HTTP (`mcp bridge --serve http`, which
 //! the script starts itself): the Python client in both eras, and two
 //! TypeScript clients at once, each answering its own elicitation; each
-//! ends with SIGTERM, which must stop the bridge within 5 s.
+//! ends with SIGTERM, which must stop the bridge within 5 s. Across the
+//! eras: the TypeScript client (legacy only) through `mcp --era modern
+//! bridge`, which speaks 2026-07-28 to the Python server and translates.
 //!
 //! Behind each bridge, `wiretap.py` logs what the bridge sends the server,
 //! so a cancel check passes only when the bridge sent the server
@@ -54,6 +56,9 @@ struct Row {
     /// Whether the client reaches the bridge over Streamable HTTP (the
     /// client starts `mcp bridge --serve http` itself) rather than stdio.
     http: bool,
+    /// Whether the bridge speaks 2026-07-28 to the server whatever the
+    /// client speaks (`--era modern`: a legacy client translated).
+    modern_upstream: bool,
 }
 
 /// What one row gave.
@@ -124,6 +129,7 @@ fn rows(paths: &Paths, installed: &Installed, sdk: &Path) -> Vec<Row> {
         ],
         server_command: command.to_vec(),
         http: false,
+        modern_upstream: false,
     };
     let python = |client: &'static str, mode: &str, era: &str, server, command: &[OsString]| Row {
         client,
@@ -140,16 +146,24 @@ fn rows(paths: &Paths, installed: &Installed, sdk: &Path) -> Vec<Row> {
         ],
         server_command: command.to_vec(),
         http: false,
+        modern_upstream: false,
     };
     let over_http = |row: Row| Row { http: true, ..row };
     let pair = Row {
         client: "typescript http ×2",
         ..over_http(typescript("python", &python_server))
     };
+    // A legacy-only client in front of a server spoken to in 2026-07-28.
+    let translated = Row {
+        client: "typescript → 07-28",
+        modern_upstream: true,
+        ..typescript("python", &python_server)
+    };
     vec![
         typescript("everything", &everything_server),
         typescript("python", &python_server),
         pair,
+        translated,
         python(
             "python legacy",
             "legacy",
@@ -206,8 +220,18 @@ fn run_row(
 ) -> Outcome {
     let mut command = crate::interop::offline_command(Path::new(&row.program));
     command.args(&row.args).arg("--wire-log").arg(wire_log);
+    let era: &[&str] = if row.modern_upstream {
+        &["--era", "modern"]
+    } else {
+        &[]
+    };
     let bridge: Vec<String> = match row.http {
-        false => vec!["-v".into(), "bridge".into(), "--".into()],
+        false => ["-v", "bridge"]
+            .iter()
+            .chain(era)
+            .chain(&["--"])
+            .map(|s| s.to_string())
+            .collect(),
         true => {
             let port = match crate::interop::serve::free_port() {
                 Ok(port) => port,
@@ -283,10 +307,47 @@ fn run_row(
             })
             .map(str::to_owned),
     );
+    if row.modern_upstream {
+        spoke_modern(&mut checks, wire_log);
+    }
     Outcome {
         checks,
         took,
         notes,
+    }
+}
+
+/// A translated row's `connect` holds only if the bridge spoke 2026-07-28
+/// to the server: `server/discover` sent, never `initialize`.
+fn spoke_modern(checks: &mut [(&'static str, bool, String)], wire_log: &Path) {
+    let sent: Vec<String> = std::fs::read_to_string(wire_log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| {
+            l.trim_start()
+                .split_once(' ')
+                .is_some_and(|(_, rest)| rest.starts_with("> "))
+        })
+        .map(str::to_owned)
+        .collect();
+    let sent_method = |m: &str| {
+        sent.iter()
+            .any(|l| l.contains(&format!("\"method\":\"{m}\"")))
+    };
+    let Some(connect) = checks.iter_mut().find(|(name, ..)| *name == "connect") else {
+        return;
+    };
+    if sent_method("initialize") || !sent_method("server/discover") {
+        connect.1 = false;
+        connect.2 = format!(
+            "the bridge did not speak 2026-07-28 to the server (server/discover sent: {}, initialize sent: {})",
+            sent_method("server/discover"),
+            sent_method("initialize")
+        );
+    } else {
+        connect
+            .2
+            .push_str("; to the server: server/discover, never initialize");
     }
 }
 

@@ -44,6 +44,8 @@ pub(crate) struct Front {
     pub(crate) max_message_size: usize,
     pub(crate) authorization_hint: Option<String>,
     pub(crate) tools: ToolPolicy,
+    /// Whether legacy clients are translated to a 2026-07-28 server.
+    modern_upstream: bool,
     pub(crate) options: HttpOptions,
     /// Whether the bridge listens on loopback only.
     loopback: bool,
@@ -61,6 +63,7 @@ impl Front {
         max_message_size: usize,
         authorization_hint: Option<String>,
         tools: ToolPolicy,
+        modern_upstream: bool,
         options: HttpOptions,
         loopback: bool,
     ) -> Front {
@@ -69,6 +72,7 @@ impl Front {
             max_message_size,
             authorization_hint,
             tools,
+            modern_upstream,
             options,
             loopback,
             sessions: Mutex::new(HashMap::new()),
@@ -81,6 +85,7 @@ impl Front {
         let link = Arc::new(Link::new(
             self.authorization_hint.clone(),
             self.tools.clone(),
+            self.modern_upstream,
         ));
         let upstream = self.upstream.connect(upstream_handlers(&link)).await?;
         link.set_upstream(upstream);

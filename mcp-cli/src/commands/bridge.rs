@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use mcp_bridge::{Bridge, BridgeError, Ended, HttpOptions, Restarts, ToolPolicy};
+use mcp_bridge::{Bridge, BridgeError, Ended, HttpOptions, Restarts, ToolPolicy, UpstreamEra};
 use mcp_client::transport::CancellationToken;
 
 use crate::args::{BridgeArgs, Serve};
@@ -19,12 +19,18 @@ use crate::exit::{Failure, Kind, Outcome};
 pub(crate) async fn run(
     upstream: Upstream,
     args: &BridgeArgs,
+    modern: bool,
     interrupted: CancellationToken,
 ) -> Outcome {
     let name = upstream.name.clone();
     let mut bridge = Bridge::new(upstream.connector.clone())
         .restarts(Restarts::new(args.restarts, Duration::from_secs(60)))
         .tools(policy(args)?);
+    if modern {
+        // `--era modern`: the server is spoken to in 2026-07-28, a legacy
+        // client translated.
+        bridge = bridge.upstream_era(UpstreamEra::Modern);
+    }
     if let Some(hint) = upstream.login_hint() {
         bridge = bridge.authorization_hint(hint);
     }
