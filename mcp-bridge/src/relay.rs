@@ -347,11 +347,14 @@ pub(crate) async fn relay_to_server(
             .await
             .map(|result| as_sent(result, true));
     }
-    if initialize && link.modern_upstream {
+    // A legacy client's handshake (a 2026-07-28 client's `initialize` is
+    // relayed, and refused, as the request it is).
+    let handshake = initialize && link.legacy();
+    if handshake && link.modern_upstream {
         return translate::initialize(&link, &upstream, &request).await;
     }
     let mut options = listened();
-    let handshake = initialize.then(|| request.clone());
+    let handshake = handshake.then(|| request.clone());
     let method = request.method.clone();
     options.headers = if headers.is_empty() && method == TOOLS_CALL && !link.legacy() {
         // A 2026-07-28 call mirrors its annotated arguments in headers,

@@ -4,8 +4,10 @@
 //! client's capabilities and info, its log level), and an
 //! `input_required` result becomes the client's own elicitation, sampling
 //! and roots requests, whose answers go back in the retry with the
-//! server's `requestState`. What 2026-07-28 removed is answered by the
-//! bridge (`ping`, `logging/setLevel`) or refused saying why.
+//! server's `requestState`; list changes and the updates of subscribed
+//! resources come from a `subscriptions/listen` the bridge keeps. What
+//! 2026-07-28 removed is answered by the bridge (`ping`,
+//! `logging/setLevel`).
 
 use std::sync::{Arc, Mutex};
 
@@ -34,8 +36,24 @@ pub(crate) struct Translation {
     /// `notifications`), from the capabilities discovered; none: no
     /// subscription.
     listen: Option<Value>,
-    /// Whether the subscription was started.
-    listening: std::sync::atomic::AtomicBool,
+    /// The subscription running now (dropping it ends it, which cancels
+    /// it on the server), and the resources it watches.
+    listening: Mutex<Listening>,
+}
+
+#[derive(Debug, Default)]
+struct Listening {
+    started: bool,
+    task: Option<tokio::task::JoinHandle<()>>,
+    resources: std::collections::BTreeSet<String>,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
 }
 
 impl Translation {
@@ -115,7 +133,7 @@ pub(crate) async fn initialize(
     link.translate(Translation {
         meta: Mutex::new(meta),
         listen: list_changes(&capabilities),
-        listening: Default::default(),
+        listening: Mutex::default(),
     });
     let requested = params
         .get("protocolVersion")
@@ -157,21 +175,34 @@ fn list_changes(capabilities: &Value) -> Option<Value> {
         .then_some(filter)
 }
 
-/// Starts the subscription that brings the server's list changes to the
-/// client (as the legacy notifications they are, without the
-/// subscription's `_meta`), once.
+/// Starts the subscription that brings the server's list changes (and
+/// the updates of the resources the client subscribed to) to the client,
+/// as the legacy notifications they are, without the subscription's
+/// `_meta`; called again, it replaces the subscription with one of the
+/// resources subscribed now.
 pub(crate) fn listen(link: &Arc<Link>, translation: &Arc<Translation>) {
-    use std::sync::atomic::Ordering;
-    let Some(filter) = translation.listen.clone() else {
-        return;
-    };
-    if translation.listening.swap(true, Ordering::AcqRel) {
+    let mut listening = translation
+        .listening
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    listening.started = true;
+    if let Some(old) = listening.task.take() {
+        old.abort();
+    }
+    let mut filter = translation.listen.clone().unwrap_or_else(|| json!({}));
+    if !listening.resources.is_empty() {
+        filter["resourceSubscriptions"] = json!(listening.resources);
+    }
+    if filter
+        .as_object()
+        .is_none_or(|f| !f.values().any(|v| v != &json!(false)))
+    {
         return;
     }
     let Some(upstream) = link.upstream() else {
         return;
     };
-    let id = RequestId::String("mcp-bridge-list-changes".into());
+    let id = RequestId::String("mcp-bridge-listen".into());
     let mut params = json!({ "notifications": filter });
     params["_meta"] = Value::Object(translation.meta());
     let to_client = Arc::downgrade(link);
@@ -192,15 +223,52 @@ pub(crate) fn listen(link: &Arc<Link>, translation: &Arc<Translation>) {
             link.notify_client(n);
         }
     });
-    let listening = upstream.request(
+    let running = upstream.request(
         Request::new(id, SUBSCRIPTIONS_LISTEN, Some(params)),
         RequestOptions::new().listener(listener),
     );
-    tokio::spawn(async move {
-        if let Err(e) = listening.await {
-            tracing::debug!(error = %e, "the subscription to the server's list changes ended");
+    listening.task = Some(tokio::spawn(async move {
+        if let Err(e) = running.await {
+            tracing::debug!(error = %e, "the subscription to the server's changes ended");
         }
-    });
+    }));
+}
+
+/// `resources/subscribe` and `resources/unsubscribe`, which 2026-07-28
+/// carries in `subscriptions/listen`: the subscription is made again
+/// with the resources watched now.
+fn subscribe(
+    link: &Arc<Link>,
+    translation: &Arc<Translation>,
+    request: &Request,
+) -> Result<Value, ErrorObject> {
+    let Some(uri) = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("uri"))
+        .and_then(Value::as_str)
+    else {
+        return Err(ErrorObject::new(
+            mcp_protocol::error_codes::INVALID_PARAMS,
+            format!("{} needs a uri", request.method),
+        ));
+    };
+    let started = {
+        let mut listening = translation
+            .listening
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if request.method == RESOURCES_SUBSCRIBE {
+            listening.resources.insert(uri.to_owned());
+        } else {
+            listening.resources.remove(uri);
+        }
+        listening.started
+    };
+    if started {
+        listen(link, translation);
+    }
+    Ok(json!({}))
 }
 
 /// Relays one of the client's requests to a 2026-07-28 server: what
@@ -209,7 +277,7 @@ pub(crate) fn listen(link: &Arc<Link>, translation: &Arc<Translation>) {
 /// client.
 pub(crate) async fn request(
     link: &Arc<Link>,
-    translation: &Translation,
+    translation: &Arc<Translation>,
     upstream: &Arc<dyn Transport>,
     mut request: Request,
     options: impl Fn() -> RequestOptions,
@@ -228,13 +296,7 @@ pub(crate) async fn request(
             return Ok(json!({}));
         }
         RESOURCES_SUBSCRIBE | RESOURCES_UNSUBSCRIBE => {
-            return Err(ErrorObject::new(
-                METHOD_NOT_FOUND,
-                format!(
-                    "{} cannot be translated: the server speaks only 2026-07-28, which has no per-resource subscriptions",
-                    request.method
-                ),
-            ));
+            return subscribe(link, translation, &request);
         }
         _ => {}
     }

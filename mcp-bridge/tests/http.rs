@@ -336,3 +336,29 @@ async fn an_idle_session_ends() {
     );
     served.stop().await;
 }
+
+#[tokio::test]
+async fn a_modern_initialize_is_refused_and_changes_nothing() {
+    let server = FakeServer::new(FakeConfig::modern());
+    let served = Served::start(Bridge::new(server.connector()), HttpOptions::new()).await;
+    let body = r#"{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"raw","version":"1"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: initialize\r\n";
+    let (status, text) = raw(served.addr, &post("localhost", headers, body)).await;
+    assert_eq!(status, 404, "{text}");
+    assert!(text.contains("-32601"), "{text}");
+    // 2026-07-28 clients are served as before, not taken for a legacy
+    // client to translate: results keep their resultType.
+    let list = r#"{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n";
+    let (status, text) = raw(served.addr, &post("localhost", headers, list)).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains(r#""resultType":"complete""#), "{text}");
+    let client = served.client(answering("Ada").era(EraMode::Modern)).await;
+    let echo = client
+        .call_tool("echo", json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(echo.content[0].as_text(), Some("hi"));
+    client.close().await;
+    served.stop().await;
+}

@@ -3,7 +3,10 @@
 //! the scenarios call by name), one leg per requirement set, each on a
 //! fresh server on a free loopback port; then the same scenarios through
 //! `mcp bridge --serve http` in front of the reference server over stdio
-//! (the bridge legs), which must pass every scenario the direct leg does.
+//! (the bridge legs), which must pass every scenario the direct leg does;
+//! and the 2025-11-25 scenarios through the bridge in front of the
+//! reference server pinned to 2026-07-28 (`across`: each legacy request
+//! translated).
 //!
 //! A leg is judged on the server scenarios its revision requires (as
 //! `conformance list --server --requirements REV` names them); the suite
@@ -52,28 +55,63 @@ pub(super) fn run_server_legs(
         drop(served);
         done.push((leg, outcome));
 
-        let leg = Leg::bridge(version, scored);
-        let port = free_port()?;
-        let mut command = Command::new(mcp);
-        command
-            .args(["bridge", "--serve", "http", "--listen"])
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("--")
-            .arg(server)
-            .arg("--conformance")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let served = serve_command(command, port, "/mcp")?;
-        eprintln!(
-            "\n==> {}: mcp bridge listens on {} (in {:.1?}), the reference server behind it over stdio",
-            leg.label, served.url, served.started_in
-        );
-        let outcome = run_leg(paths, &leg, Against::Server(&served.url), expected, out)?;
-        drop(served);
-        done.push((leg, outcome));
+        done.push(through_the_bridge(
+            paths,
+            Leg::bridge(version, scored.clone()),
+            (server, &[]),
+            mcp,
+            expected,
+            out,
+        )?);
+        // Across the eras: legacy clients in front of the server pinned to
+        // 2026-07-28, every request translated by the bridge.
+        if version == "2025-11-25" {
+            done.push(through_the_bridge(
+                paths,
+                Leg::across(version, scored),
+                (server, &["--era", "modern"]),
+                mcp,
+                expected,
+                out,
+            )?);
+        }
     }
     Ok(done)
+}
+
+/// One leg through `mcp bridge --serve http` in front of the reference
+/// server over stdio (with these arguments of its own).
+fn through_the_bridge(
+    paths: &Paths,
+    leg: Leg,
+    (server, server_args): (&Path, &[&str]),
+    mcp: &Path,
+    expected: &[String],
+    out: &Path,
+) -> Result<(Leg, LegOutcome)> {
+    let port = free_port()?;
+    let mut command = Command::new(mcp);
+    command
+        .args(["bridge", "--serve", "http", "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--")
+        .arg(server)
+        .arg("--conformance")
+        .args(server_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let served = serve_command(command, port, "/mcp")?;
+    eprintln!(
+        "\n==> {}: mcp bridge listens on {} (in {:.1?}), the reference server behind it over stdio {}",
+        leg.label,
+        served.url,
+        served.started_in,
+        server_args.join(" ")
+    );
+    let outcome = run_leg(paths, &leg, Against::Server(&served.url), expected, out)?;
+    drop(served);
+    Ok((leg, outcome))
 }
 
 /// The server scenarios `version` requires, from the suite's own list.

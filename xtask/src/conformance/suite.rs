@@ -94,6 +94,15 @@ impl Leg {
         }
     }
 
+    /// A server leg run through `mcp bridge` in front of a server of the
+    /// other era: judged as [`Leg::server`].
+    pub(super) fn across(version: &str, scored: Vec<String>) -> Leg {
+        Leg {
+            label: format!("across {version}"),
+            ..Leg::server(version, scored)
+        }
+    }
+
     /// `--suite all --spec-version REV`.
     pub(super) fn all(version: &str) -> Leg {
         Leg {
