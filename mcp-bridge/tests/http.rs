@@ -362,3 +362,72 @@ async fn a_modern_initialize_is_refused_and_changes_nothing() {
     client.close().await;
     served.stop().await;
 }
+
+/// Reads from `socket` until `needle` has been seen (or 5 s pass); what
+/// was read.
+async fn read_until(socket: &mut tokio::net::TcpStream, needle: &str) -> String {
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains(needle) {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match tokio::time::timeout(left, socket.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => seen.extend_from_slice(&chunk[..n]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+#[tokio::test]
+async fn a_broken_request_stream_is_resumed_with_last_event_id() {
+    let server = FakeServer::new(FakeConfig::legacy());
+    let served = Served::start(Bridge::new(server.connector()), HttpOptions::new()).await;
+    let (_, text) = raw(served.addr, &post("localhost", "", INITIALIZE)).await;
+    let id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap()
+        .to_owned();
+    let session = format!("Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(
+        raw(served.addr, &post("localhost", &session, initialized))
+            .await
+            .0,
+        202
+    );
+    // A slow call with progress; its stream breaks after the first event.
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"steps":4,"delayMs":100},"_meta":{"progressToken":"p"}}}"#;
+    let mut socket = tokio::net::TcpStream::connect(served.addr).await.unwrap();
+    socket
+        .write_all(post("localhost", &session, call).as_bytes())
+        .await
+        .unwrap();
+    let first = read_until(&mut socket, "\n\n").await;
+    let last = first
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .unwrap_or_else(|| panic!("no event id in {first:?}"))
+        .to_owned();
+    drop(socket);
+    // The client resumes on a GET from the last event it read: the rest
+    // of the progress, then the answer, on the resumed stream.
+    let mut socket = tokio::net::TcpStream::connect(served.addr).await.unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n{session}Last-Event-ID: {last}\r\n\r\n"
+    );
+    socket.write_all(get.as_bytes()).await.unwrap();
+    let rest = read_until(&mut socket, r#""id":2,"result""#).await;
+    assert!(rest.starts_with("HTTP/1.1 200"), "{rest}");
+    assert!(
+        rest.contains(r#""id":2,"result""#),
+        "no answer after resuming: {rest}"
+    );
+    assert!(rest.contains("notifications/progress"), "{rest}");
+    assert!(
+        !rest.contains(&format!("id: {last}\n")),
+        "the event already read came again: {rest}"
+    );
+    served.stop().await;
+}
