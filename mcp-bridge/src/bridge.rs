@@ -9,8 +9,9 @@ use mcp_transport_stdio::{DEFAULT_MAX_MESSAGE_SIZE, StreamTransport};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::Instrument;
 
+use crate::link::{Link, UpstreamEra};
 use crate::policy::ToolPolicy;
-use crate::relay::{Link, downstream_handlers, upstream_handlers};
+use crate::relay::{downstream_handlers, upstream_handlers};
 use crate::restart::{Budget, Restarts, restart};
 
 /// How long the bridge lets the client read its last answers before it
@@ -46,24 +47,6 @@ pub struct Bridge {
     restarts: Restarts,
     tools: ToolPolicy,
     upstream_era: UpstreamEra,
-}
-
-/// Which era the bridge speaks to its server.
-///
-/// ```
-/// assert_eq!(mcp_bridge::UpstreamEra::default(), mcp_bridge::UpstreamEra::AsTheClient);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum UpstreamEra {
-    /// The client's own; a legacy client whose server refuses the
-    /// handshake (it speaks 2026-07-28 only) is translated.
-    #[default]
-    AsTheClient,
-    /// 2026-07-28: a legacy client's `initialize` is answered from
-    /// `server/discover` and each of its requests translated, even when
-    /// the server would take the handshake.
-    Modern,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -282,15 +265,13 @@ impl Bridge {
         if !loopback && options.token().is_none() {
             return Err(BridgeError::Exposed(addr));
         }
-        let front = crate::http::Front::new(
-            self.upstream,
-            self.max_message_size,
-            self.authorization_hint,
-            self.tools,
-            self.upstream_era == UpstreamEra::Modern,
-            options,
-            loopback,
-        );
+        let settings = crate::link::LinkSettings {
+            upstream: self.upstream,
+            authorization_hint: self.authorization_hint,
+            tools: self.tools,
+            upstream_era: self.upstream_era,
+        };
+        let front = crate::http::Front::new(settings, self.max_message_size, options, loopback);
         crate::http::serve(listener, front, stop)
             .instrument(tracing::info_span!("mcp_bridge", %addr))
             .await;
@@ -321,7 +302,7 @@ impl Bridge {
         let link = Arc::new(Link::new(
             self.authorization_hint,
             self.tools,
-            self.upstream_era == UpstreamEra::Modern,
+            self.upstream_era,
         ));
         let upstream = self
             .upstream

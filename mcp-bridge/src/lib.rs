@@ -65,21 +65,25 @@
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 mod bridge;
+mod downgrade;
 mod fanout;
 #[cfg(feature = "http")]
 #[doc(hidden)]
 pub mod fuzzing;
 #[cfg(feature = "http")]
 mod http;
+mod link;
 mod policy;
 mod relay;
+mod relayed;
 mod restart;
 mod translate;
 
-pub use bridge::{Bridge, BridgeError, Ended, UpstreamEra};
+pub use bridge::{Bridge, BridgeError, Ended};
 pub use fanout::Servers;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::HttpOptions;
+pub use link::UpstreamEra;
 pub use policy::{PolicyError, ToolPolicy};
 pub use restart::Restarts;

@@ -10,7 +10,8 @@ use mcp_protocol::{Notification, Request, RequestId};
 use mcp_transport::{Connector, RequestOptions, TransportError};
 use tokio::time::Instant;
 
-use crate::relay::{Link, upstream_handlers};
+use crate::link::Link;
+use crate::relay::upstream_handlers;
 
 /// How often the bridge restarts a server that died: at most `max` times
 /// in any `within`. The default never restarts.

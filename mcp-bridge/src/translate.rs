@@ -23,7 +23,10 @@ use mcp_protocol::{ErrorObject, ProtocolVersion, Request, RequestId};
 use mcp_transport::{RequestOptions, Transport, TransportError};
 use serde_json::{Map, Value, json};
 
-use crate::relay::Link;
+use futures::future::BoxFuture;
+use mcp_protocol::Notification;
+
+use crate::relayed::{passing, relayed_error};
 
 /// The most rounds of input one call may ask for.
 const MAX_ROUNDS: usize = 16;
@@ -41,11 +44,28 @@ pub(crate) struct Translation {
     listening: Mutex<Listening>,
 }
 
-#[derive(Debug, Default)]
+/// The client's notifications, as the subscription hands them on.
+pub(crate) type Notify = Arc<dyn Fn(Notification) + Send + Sync>;
+
+/// Asks the client one request of the server's (its answer, or why not).
+pub(crate) type Ask<'a> =
+    &'a (dyn Fn(Request) -> BoxFuture<'static, Result<Value, ErrorObject>> + Send + Sync);
+
+#[derive(Default)]
 struct Listening {
-    started: bool,
+    /// The server and the client, once the subscription started.
+    ends: Option<(Arc<dyn Transport>, Notify)>,
     task: Option<tokio::task::JoinHandle<()>>,
     resources: std::collections::BTreeSet<String>,
+}
+
+impl std::fmt::Debug for Listening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listening")
+            .field("started", &self.ends.is_some())
+            .field("resources", &self.resources)
+            .finish()
+    }
 }
 
 impl Drop for Listening {
@@ -96,10 +116,9 @@ pub(crate) fn refuses_handshake(error: &TransportError) -> bool {
 /// Answers the client's `initialize` from the server's `server/discover`,
 /// and turns the link into a translated one.
 pub(crate) async fn initialize(
-    link: &Arc<Link>,
     upstream: &Arc<dyn Transport>,
     request: &Request,
-) -> Result<Value, ErrorObject> {
+) -> Result<(Value, Translation), ErrorObject> {
     let params = request.params.clone().unwrap_or_else(|| json!({}));
     let mut meta = Map::new();
     meta.insert(
@@ -130,11 +149,11 @@ pub(crate) async fn initialize(
             )
         })?;
     let capabilities = found.get("capabilities").cloned().unwrap_or(json!({}));
-    link.translate(Translation {
+    let translation = Translation {
         meta: Mutex::new(meta),
         listen: list_changes(&capabilities),
         listening: Mutex::default(),
-    });
+    };
     let requested = params
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -154,10 +173,8 @@ pub(crate) async fn initialize(
     if let Some(instructions) = found.get("instructions") {
         result["instructions"] = instructions.clone();
     }
-    tracing::info!(
-        "the server speaks 2026-07-28 only; the legacy client's requests are translated"
-    );
-    Ok(result)
+    tracing::info!("the server speaks 2026-07-28; the legacy client's requests are translated");
+    Ok((result, translation))
 }
 
 /// The `notifications` filter of a subscription to the list changes the
@@ -180,15 +197,23 @@ fn list_changes(capabilities: &Value) -> Option<Value> {
 /// as the legacy notifications they are, without the subscription's
 /// `_meta`; called again, it replaces the subscription with one of the
 /// resources subscribed now.
-pub(crate) fn listen(link: &Arc<Link>, translation: &Arc<Translation>) {
+pub(crate) fn listen(translation: &Translation, upstream: Arc<dyn Transport>, notify: Notify) {
     let mut listening = translation
         .listening
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    listening.started = true;
+    listening.ends = Some((upstream, notify));
+    relisten(translation, &mut listening);
+}
+
+/// (Re)starts the subscription with the filter and resources of now.
+fn relisten(translation: &Translation, listening: &mut Listening) {
     if let Some(old) = listening.task.take() {
         old.abort();
     }
+    let Some((upstream, notify)) = listening.ends.clone() else {
+        return;
+    };
     let mut filter = translation.listen.clone().unwrap_or_else(|| json!({}));
     if !listening.resources.is_empty() {
         filter["resourceSubscriptions"] = json!(listening.resources);
@@ -199,14 +224,10 @@ pub(crate) fn listen(link: &Arc<Link>, translation: &Arc<Translation>) {
     {
         return;
     }
-    let Some(upstream) = link.upstream() else {
-        return;
-    };
     let id = RequestId::String("mcp-bridge-listen".into());
     let mut params = json!({ "notifications": filter });
     params["_meta"] = Value::Object(translation.meta());
-    let to_client = Arc::downgrade(link);
-    let listener = crate::relay::passing(move |n| {
+    let listener = passing(move |n| {
         if n.method == NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED {
             return;
         }
@@ -219,9 +240,7 @@ pub(crate) fn listen(link: &Arc<Link>, translation: &Arc<Translation>) {
         {
             meta.remove(SUBSCRIPTION_ID);
         }
-        if let Some(link) = to_client.upgrade() {
-            link.notify_client(n);
-        }
+        notify(n);
     });
     let running = upstream.request(
         Request::new(id, SUBSCRIPTIONS_LISTEN, Some(params)),
@@ -237,11 +256,7 @@ pub(crate) fn listen(link: &Arc<Link>, translation: &Arc<Translation>) {
 /// `resources/subscribe` and `resources/unsubscribe`, which 2026-07-28
 /// carries in `subscriptions/listen`: the subscription is made again
 /// with the resources watched now.
-fn subscribe(
-    link: &Arc<Link>,
-    translation: &Arc<Translation>,
-    request: &Request,
-) -> Result<Value, ErrorObject> {
+fn subscribe(translation: &Translation, request: &Request) -> Result<Value, ErrorObject> {
     let Some(uri) = request
         .params
         .as_ref()
@@ -253,21 +268,16 @@ fn subscribe(
             format!("{} needs a uri", request.method),
         ));
     };
-    let started = {
-        let mut listening = translation
-            .listening
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if request.method == RESOURCES_SUBSCRIBE {
-            listening.resources.insert(uri.to_owned());
-        } else {
-            listening.resources.remove(uri);
-        }
-        listening.started
-    };
-    if started {
-        listen(link, translation);
+    let mut listening = translation
+        .listening
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if request.method == RESOURCES_SUBSCRIBE {
+        listening.resources.insert(uri.to_owned());
+    } else {
+        listening.resources.remove(uri);
     }
+    relisten(translation, &mut listening);
     Ok(json!({}))
 }
 
@@ -276,11 +286,11 @@ fn subscribe(
 /// session's `_meta`, and input the server asks for is asked of the
 /// client.
 pub(crate) async fn request(
-    link: &Arc<Link>,
-    translation: &Arc<Translation>,
+    translation: &Translation,
     upstream: &Arc<dyn Transport>,
     mut request: Request,
     options: impl Fn() -> RequestOptions,
+    ask: Ask<'_>,
 ) -> Result<Value, ErrorObject> {
     match request.method.as_str() {
         PING => return Ok(json!({})),
@@ -296,7 +306,7 @@ pub(crate) async fn request(
             return Ok(json!({}));
         }
         RESOURCES_SUBSCRIBE | RESOURCES_UNSUBSCRIBE => {
-            return subscribe(link, translation, &request);
+            return subscribe(translation, &request);
         }
         _ => {}
     }
@@ -305,11 +315,11 @@ pub(crate) async fn request(
         let result = upstream
             .request(request.clone(), options())
             .await
-            .map_err(|e| crate::relay::relayed_error(&request.method, e, "server"))?;
+            .map_err(|e| relayed_error(&request.method, e, "server"))?;
         if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
             return Ok(result);
         }
-        let responses = ask_the_client(link, &request.id, &result).await?;
+        let responses = ask_the_client(ask, &result).await?;
         let params = request.params.get_or_insert_with(|| json!({}));
         params["inputResponses"] = Value::Object(responses);
         match result.get("requestState") {
@@ -350,11 +360,7 @@ fn add_meta(request: &mut Request, meta: &Map<String, Value>) {
 
 /// Asks the client each input request of an `input_required` result, as
 /// its own request; their answers by key.
-async fn ask_the_client(
-    link: &Arc<Link>,
-    during: &RequestId,
-    result: &Value,
-) -> Result<Map<String, Value>, ErrorObject> {
+async fn ask_the_client(ask: Ask<'_>, result: &Value) -> Result<Map<String, Value>, ErrorObject> {
     let mut responses = Map::new();
     let Some(asked) = result.get("inputRequests").and_then(Value::as_object) else {
         return Ok(responses);
@@ -367,17 +373,15 @@ async fn ask_the_client(
             ));
         };
         let question = Request::new(0, method, input.get("params").cloned());
-        let answer = crate::relay::relay_to_client(link.clone(), question, Some(during.clone()))
-            .await
-            .map_err(|e| {
-                ErrorObject::new(
-                    e.code,
-                    format!(
-                        "the client did not answer the server's {method} ({key}): {}",
-                        e.message
-                    ),
-                )
-            })?;
+        let answer = ask(question).await.map_err(|e| {
+            ErrorObject::new(
+                e.code,
+                format!(
+                    "the client did not answer the server's {method} ({key}): {}",
+                    e.message
+                ),
+            )
+        })?;
         responses.insert(key.clone(), answer);
     }
     Ok(responses)

@@ -95,3 +95,48 @@ async fn list_changes_reach_a_legacy_client_from_the_subscription() {
     assert_eq!(changed, Ok(true));
     client.close().await;
 }
+
+#[tokio::test]
+async fn a_modern_client_is_served_by_a_legacy_server() {
+    let server = FakeServer::new(FakeConfig::legacy());
+    let bridge = Bridge::new(server.connector()).upstream_era(mcp_bridge::UpstreamEra::Legacy);
+    let (_serving, end) = serving(bridge);
+    let client = end.client(asking().era(EraMode::Modern)).await;
+    assert_eq!(client.protocol_version().as_str(), "2026-07-28");
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let echo = client
+        .call_tool("echo", json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(echo.content[0].as_text(), Some("hi"));
+    let seen = Arc::new(AtomicUsize::new(0));
+    let count = seen.clone();
+    let options = CallOptions::new().on_progress(move |_| {
+        count.fetch_add(1, Ordering::SeqCst);
+    });
+    let arguments = json!({"steps": 3, "delayMs": 10});
+    let slow =
+        CallToolRequestParams::new("slow").with_arguments(arguments.as_object().cloned().unwrap());
+    client.call_tool_with(slow, &options).await.unwrap();
+    assert_eq!(seen.load(Ordering::SeqCst), 3);
+    // The server had a legacy session: one initialize, and no request
+    // carrying the 2026-07-28 revision (nor a server/discover).
+    let received = server.received(0);
+    let initializes = received
+        .iter()
+        .filter(|m| matches!(m, Message::Request(r) if r.method == "initialize"))
+        .count();
+    assert_eq!(initializes, 1);
+    for message in &received {
+        if let Message::Request(r) = message {
+            assert!(
+                !r.meta()
+                    .is_some_and(|m| m.contains_key("io.modelcontextprotocol/protocolVersion"))
+                    && r.method != "server/discover",
+                "{r:?}"
+            );
+        }
+    }
+    client.close().await;
+}

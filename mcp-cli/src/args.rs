@@ -88,8 +88,8 @@ pub(crate) struct ServerArgs {
     #[arg(long, value_name = "DIR", global = true)]
     pub(crate) cwd: Option<PathBuf>,
 
-    /// Which protocol era to speak (`mcp bridge`: to the server; with
-    /// `modern`, a legacy client's requests are translated to 2026-07-28).
+    /// Which protocol era to speak (`mcp bridge`: to the server, a client
+    /// of the other era translated; `auto`: the client's own).
     #[arg(long, value_enum, default_value_t = EraArg::Auto, global = true)]
     pub(crate) era: EraArg,
 

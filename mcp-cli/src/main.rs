@@ -207,8 +207,14 @@ async fn run(cli: Cli) -> Outcome {
         }
         let recorder = record::recorder(&cli)?;
         let upstream = connect::upstream(&cli, server, recorder.as_ref())?;
-        let modern = cli.server.era == args::EraArg::Modern;
-        let outcome = commands::bridge::run(upstream, bridge, modern, interrupted).await;
+        // `--era` names the era spoken to the server; a client of the
+        // other era is translated.
+        let era = match cli.server.era {
+            args::EraArg::Auto => mcp_bridge::UpstreamEra::AsTheClient,
+            args::EraArg::Legacy => mcp_bridge::UpstreamEra::Legacy,
+            args::EraArg::Modern => mcp_bridge::UpstreamEra::Modern,
+        };
+        let outcome = commands::bridge::run(upstream, bridge, era, interrupted).await;
         return match (&recorder, cli.server.record.clone()) {
             (Some(recorder), Some(path)) => record::finish(recorder, &path, outcome),
             _ => outcome,

@@ -15,23 +15,20 @@ use hyper_util::rt::TokioIo;
 use mcp_protocol::error_codes::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use mcp_protocol::methods::INITIALIZE;
 use mcp_protocol::{Inbound, Message};
-use mcp_transport::{Connector, Transport};
+use mcp_transport::Transport;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::HttpOptions;
 use super::guard::{self, Refusal};
+use super::headers::{SESSION_HEADER, VERSION_HEADER};
 use super::modern::Modern;
 use super::reply::{self, Body};
 use super::session::{GetRefused, Session};
-use crate::policy::ToolPolicy;
-use crate::relay::{Link, upstream_handlers};
+use crate::link::LinkSettings;
+use crate::relay::upstream_handlers;
 
-/// The header that names a legacy session.
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
-/// The header of the revision a request speaks.
-pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 /// How long a session whose server died waits for its last answers to be
 /// read before it ends.
 const LAST_WORDS: Duration = Duration::from_secs(2);
@@ -40,12 +37,9 @@ const CLOSING: Duration = Duration::from_secs(4);
 
 /// What every session and request shares.
 pub(crate) struct Front {
-    pub(crate) upstream: Arc<dyn Connector>,
+    /// What each link to the server is made with.
+    settings: LinkSettings,
     pub(crate) max_message_size: usize,
-    pub(crate) authorization_hint: Option<String>,
-    pub(crate) tools: ToolPolicy,
-    /// Whether legacy clients are translated to a 2026-07-28 server.
-    modern_upstream: bool,
     pub(crate) options: HttpOptions,
     /// Whether the bridge listens on loopback only.
     loopback: bool,
@@ -59,37 +53,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Front {
     pub(crate) fn new(
-        upstream: Arc<dyn Connector>,
+        settings: LinkSettings,
         max_message_size: usize,
-        authorization_hint: Option<String>,
-        tools: ToolPolicy,
-        modern_upstream: bool,
         options: HttpOptions,
         loopback: bool,
     ) -> Front {
         Front {
-            upstream,
+            settings,
             max_message_size,
-            authorization_hint,
-            tools,
-            modern_upstream,
             options,
             loopback,
             sessions: Mutex::new(HashMap::new()),
             modern: Modern::default(),
         }
-    }
-
-    /// A fresh link to the server: its own session, this bridge's policy.
-    pub(crate) async fn connect(&self) -> Result<Arc<Link>, mcp_transport::TransportError> {
-        let link = Arc::new(Link::new(
-            self.authorization_hint.clone(),
-            self.tools.clone(),
-            self.modern_upstream,
-        ));
-        let upstream = self.upstream.connect(upstream_handlers(&link)).await?;
-        link.set_upstream(upstream);
-        Ok(link)
     }
 
     async fn serve(self: Arc<Front>, request: HttpRequest<Incoming>) -> Response<Body> {
@@ -172,7 +148,7 @@ impl Front {
             None if initialize && !speaks_modern(&head.headers, &messages) => {
                 self.open_session(messages).await
             }
-            None => self.modern.post(self, &head, messages).await,
+            None => self.modern.post(&self.settings, &head, messages).await,
         }
     }
 
@@ -221,7 +197,7 @@ impl Front {
                 &why,
             );
         }
-        let link = match self.connect().await {
+        let link = match self.settings.connect(upstream_handlers).await {
             Ok(link) => link,
             Err(e) => {
                 tracing::warn!(error = %e, "could not reach the server for a new session");

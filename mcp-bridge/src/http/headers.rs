@@ -10,7 +10,10 @@ use mcp_protocol::meta::PROTOCOL_VERSION;
 use mcp_protocol::methods::{PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
 use serde_json::{Map, Value};
 
-use super::front::VERSION_HEADER;
+/// The header that names a legacy session.
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+/// The header of the revision a request speaks.
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// A header's value, decoded (`=?base64?…?=`), if it is there.
 fn decoded(headers: &HeaderMap, name: &str) -> Result<Option<String>, String> {

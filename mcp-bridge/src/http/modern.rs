@@ -26,10 +26,10 @@ use mcp_transport::{RequestOptions, ResponseFuture, TransportError};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::front::Front;
 use super::headers::{check_headers, check_params, param_headers_sent};
 use super::reply::{self, Body};
-use crate::relay::{Downstream, Link, relay_to_server};
+use crate::link::{Downstream, Link, LinkSettings};
+use crate::relay::{relay_to_server, upstream_handlers};
 
 /// How long an answer is waited for before the reply becomes an SSE
 /// stream: an answer that comes sooner goes as JSON, with the status the
@@ -66,7 +66,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Modern {
     pub(crate) async fn post(
         &self,
-        front: &Front,
+        settings: &LinkSettings,
         head: &http::request::Parts,
         mut messages: Vec<Message>,
     ) -> Response<Body> {
@@ -82,7 +82,7 @@ impl Modern {
         if let Err(why) = check_headers(&head.headers, &message) {
             return reply::rpc_error(StatusCode::BAD_REQUEST, id, HEADER_MISMATCH, &why);
         }
-        let link = match self.link(front).await {
+        let link = match self.link(settings).await {
             Ok(link) => link,
             Err(e) => {
                 let why = format!("the bridge could not reach the server: {e}");
@@ -156,7 +156,7 @@ impl Modern {
 
     /// The shared connection to the server, made (again) when there is
     /// none alive.
-    async fn link(&self, front: &Front) -> Result<Arc<Link>, TransportError> {
+    async fn link(&self, settings: &LinkSettings) -> Result<Arc<Link>, TransportError> {
         let mut link = self.link.lock().await;
         if let Some(alive) = link
             .as_ref()
@@ -164,7 +164,7 @@ impl Modern {
         {
             return Ok(alive.clone());
         }
-        let fresh = front.connect().await?;
+        let fresh = settings.connect(upstream_handlers).await?;
         fresh.set_modern();
         fresh.set_downstream(self.client.clone());
         *link = Some(fresh.clone());

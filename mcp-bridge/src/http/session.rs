@@ -16,7 +16,7 @@ use mcp_transport::{
 use tokio::time::Instant;
 
 use super::streams::{Reader, Streams, Weight};
-use crate::relay::{Downstream, Link};
+use crate::link::{Downstream, Link};
 
 /// A client's session over HTTP.
 pub(crate) struct Session {

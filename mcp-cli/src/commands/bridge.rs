@@ -19,18 +19,14 @@ use crate::exit::{Failure, Kind, Outcome};
 pub(crate) async fn run(
     upstream: Upstream,
     args: &BridgeArgs,
-    modern: bool,
+    era: UpstreamEra,
     interrupted: CancellationToken,
 ) -> Outcome {
     let name = upstream.name.clone();
     let mut bridge = Bridge::new(upstream.connector.clone())
         .restarts(Restarts::new(args.restarts, Duration::from_secs(60)))
         .tools(policy(args)?);
-    if modern {
-        // `--era modern`: the server is spoken to in 2026-07-28, a legacy
-        // client translated.
-        bridge = bridge.upstream_era(UpstreamEra::Modern);
-    }
+    bridge = bridge.upstream_era(era);
     if let Some(hint) = upstream.login_hint() {
         bridge = bridge.authorization_hint(hint);
     }
