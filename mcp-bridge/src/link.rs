@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
-use mcp_transport::{Connector, RequestOptions, ResponseFuture, Transport, TransportError};
+use mcp_transport::{RequestOptions, ResponseFuture, Transport, TransportError};
 use serde_json::Value;
 
 use crate::downgrade;
@@ -275,11 +275,12 @@ pub(crate) struct Handshake {
     pub(crate) initialized: bool,
 }
 
-/// What every link of a bridge is made with.
+/// What every link of a bridge serving over HTTP is made with.
+#[cfg(feature = "http")]
 #[derive(Clone)]
 pub(crate) struct LinkSettings {
     /// Connects to the server.
-    pub(crate) upstream: Arc<dyn Connector>,
+    pub(crate) upstream: Arc<dyn mcp_transport::Connector>,
     /// What to do when the server asks for authorization.
     pub(crate) authorization_hint: Option<String>,
     /// Which tools clients see and may call.
@@ -288,6 +289,7 @@ pub(crate) struct LinkSettings {
     pub(crate) upstream_era: UpstreamEra,
 }
 
+#[cfg(feature = "http")]
 impl LinkSettings {
     /// A fresh link to the server: its own session, connected with the
     /// relay's handlers.
