@@ -113,23 +113,15 @@ use progress::Progress;
 fn main() -> ExitCode {
     let cli = Cli::parse_args(std::env::args_os());
     init_logs(cli.verbose);
-    // A bridge serving one client on stdio moves messages between two
-    // pipes: on one thread it wakes once per message, where two worker
-    // threads would hand each message between them.
-    let one_client = matches!(
-        &cli.command,
-        Some(args::Command::Bridge(b)) if b.serve == args::Serve::Stdio
-    );
-    let built = if one_client {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-    };
+    // Two worker threads, `mcp bridge` included. On one thread the bridge
+    // is faster (more messages go out in each write), but then a call's
+    // last progress and its answer reach the client in one read, and the
+    // TypeScript SDK's client drops such progress (it handles the answer
+    // first).
+    let built = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build();
     let runtime = match built {
         Ok(runtime) => runtime,
         Err(e) => {

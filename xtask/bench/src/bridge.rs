@@ -32,8 +32,9 @@ pub enum Serve {
 pub fn serve(how: Serve, era: &str) -> Result {
     match how {
         Serve::Bridge(server) => {
-            // As the `mcp` command runs it over stdio: one thread.
-            let runtime = tokio::runtime::Builder::new_current_thread()
+            // As the `mcp` command runs it: two worker threads.
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
                 .enable_all()
                 .build()?;
             let command = mcp_transport_stdio::StdioCommand::new(server).args(["--era", era]);
