@@ -13,7 +13,10 @@ use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::meta::{
     CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION, SERVER_INFO,
 };
-use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_INITIALIZED};
+use mcp_protocol::methods::{
+    INITIALIZE, NOTIFICATION_INITIALIZED, PROMPTS_LIST, RESOURCES_LIST, RESOURCES_READ,
+    RESOURCES_TEMPLATES_LIST, TOOLS_LIST,
+};
 use mcp_protocol::{ErrorObject, Notification, ProtocolVersion, Request, RequestId};
 use mcp_transport::{RequestOptions, Transport};
 use serde_json::{Value, json};
@@ -60,6 +63,7 @@ pub(crate) async fn discover(
         "_meta": { SERVER_INFO: initialized.get("serverInfo").cloned().unwrap_or(json!({})) },
         // The lists may change with no one to tell: never cache them.
         "ttlMs": 0,
+        "cacheScope": "private",
     });
     if let Some(instructions) = initialized.get("instructions") {
         result["instructions"] = instructions.clone();
@@ -94,6 +98,31 @@ pub(crate) fn strip(mut request: Request) -> Request {
     request
 }
 
+/// Gives a complete result of a method that 2026-07-28 caches the hints
+/// that revision requires of it (`ttlMs`, `cacheScope`), which a legacy
+/// server never writes: `0`, since the bridge cannot tell when the
+/// server's lists change, and `private`, since the answer came through
+/// one session.
+pub(crate) fn with_cache_hints(method: &str, result: &mut Value) {
+    const CACHED: [&str; 5] = [
+        TOOLS_LIST,
+        PROMPTS_LIST,
+        RESOURCES_LIST,
+        RESOURCES_TEMPLATES_LIST,
+        RESOURCES_READ,
+    ];
+    let Some(object) = result.as_object_mut() else {
+        return;
+    };
+    let complete = object
+        .get("resultType")
+        .is_none_or(|t| t.as_str() == Some("complete"));
+    if complete && CACHED.contains(&method) {
+        object.entry("ttlMs").or_insert(json!(0));
+        object.entry("cacheScope").or_insert(json!("private"));
+    }
+}
+
 /// The error a legacy server's request gets when its client speaks
 /// 2026-07-28.
 pub(crate) fn refused(method: &str) -> ErrorObject {
@@ -125,5 +154,19 @@ mod tests {
             Some(json!({"_meta": {PROTOCOL_VERSION: "x"}})),
         );
         assert_eq!(strip(bare).params.unwrap(), json!({}));
+    }
+
+    #[test]
+    fn cached_lists_get_the_hints_2026_07_28_requires() {
+        let mut list = json!({"resultType": "complete", "tools": []});
+        with_cache_hints(TOOLS_LIST, &mut list);
+        assert_eq!(list["ttlMs"], 0);
+        assert_eq!(list["cacheScope"], "private");
+        let mut call = json!({"content": []});
+        with_cache_hints("tools/call", &mut call);
+        assert_eq!(call, json!({"content": []}));
+        let mut asking = json!({"resultType": "input_required", "inputRequests": {}});
+        with_cache_hints(RESOURCES_READ, &mut asking);
+        assert!(asking.get("ttlMs").is_none());
     }
 }

@@ -140,7 +140,8 @@ pub(crate) async fn relay_to_server(
             None => options,
         }
     };
-    if link.upstream_era == UpstreamEra::Legacy && !link.legacy() {
+    let downgraded = link.upstream_era == UpstreamEra::Legacy && !link.legacy();
+    if downgraded {
         // A 2026-07-28 client of a server spoken to in the handshake era:
         // the session opened once, its discover answered from it.
         let discovered = link
@@ -193,6 +194,9 @@ pub(crate) async fn relay_to_server(
                 if policed {
                     link.tools.filter_list(&mut result);
                 }
+            }
+            if downgraded {
+                downgrade::with_cache_hints(&method, &mut result);
             }
             Ok(as_sent(result, link.legacy()))
         }

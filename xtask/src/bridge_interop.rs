@@ -9,7 +9,9 @@
 //! TypeScript clients at once, each answering its own elicitation; each
 //! ends with SIGTERM, which must stop the bridge within 5 s. Across the
 //! eras: the TypeScript client (legacy only) through `mcp --era modern
-//! bridge`, which speaks 2026-07-28 to the Python server and translates.
+//! bridge`, which speaks 2026-07-28 to the Python server and translates,
+//! and the Python client speaking 2026-07-28 through `mcp --era legacy
+//! bridge` to server-everything (which speaks only the handshake era).
 //!
 //! Behind each bridge, `wiretap.py` logs what the bridge sends the server,
 //! so a cancel check passes only when the bridge sent the server
@@ -56,9 +58,10 @@ struct Row {
     /// Whether the client reaches the bridge over Streamable HTTP (the
     /// client starts `mcp bridge --serve http` itself) rather than stdio.
     http: bool,
-    /// Whether the bridge speaks 2026-07-28 to the server whatever the
-    /// client speaks (`--era modern`: a legacy client translated).
-    modern_upstream: bool,
+    /// The era the bridge speaks to the server whatever the client speaks
+    /// (`--era modern`: a legacy client translated; `--era legacy`: a
+    /// 2026-07-28 client translated), or `None` for the client's own.
+    upstream_era: Option<&'static str>,
 }
 
 /// What one row gave.
@@ -129,7 +132,7 @@ fn rows(paths: &Paths, installed: &Installed, sdk: &Path) -> Vec<Row> {
         ],
         server_command: command.to_vec(),
         http: false,
-        modern_upstream: false,
+        upstream_era: None,
     };
     let python = |client: &'static str, mode: &str, era: &str, server, command: &[OsString]| Row {
         client,
@@ -146,7 +149,7 @@ fn rows(paths: &Paths, installed: &Installed, sdk: &Path) -> Vec<Row> {
         ],
         server_command: command.to_vec(),
         http: false,
-        modern_upstream: false,
+        upstream_era: None,
     };
     let over_http = |row: Row| Row { http: true, ..row };
     let pair = Row {
@@ -156,14 +159,27 @@ fn rows(paths: &Paths, installed: &Installed, sdk: &Path) -> Vec<Row> {
     // A legacy-only client in front of a server spoken to in 2026-07-28.
     let translated = Row {
         client: "typescript → 07-28",
-        modern_upstream: true,
+        upstream_era: Some("modern"),
         ..typescript("python", &python_server)
+    };
+    // A 2026-07-28 client in front of a server spoken to in the handshake
+    // era: its elicitation comes to it as an `input_required` result.
+    let downgraded = Row {
+        upstream_era: Some("legacy"),
+        ..python(
+            "python 07-28 → legacy",
+            "2026-07-28",
+            "2026-07-28",
+            "everything",
+            &everything_server,
+        )
     };
     vec![
         typescript("everything", &everything_server),
         typescript("python", &python_server),
         pair,
         translated,
+        downgraded,
         python(
             "python legacy",
             "legacy",
@@ -220,15 +236,14 @@ fn run_row(
 ) -> Outcome {
     let mut command = crate::interop::offline_command(Path::new(&row.program));
     command.args(&row.args).arg("--wire-log").arg(wire_log);
-    let era: &[&str] = if row.modern_upstream {
-        &["--era", "modern"]
-    } else {
-        &[]
+    let era: Vec<&str> = match row.upstream_era {
+        Some(era) => vec!["--era", era],
+        None => Vec::new(),
     };
     let bridge: Vec<String> = match row.http {
         false => ["-v", "bridge"]
             .iter()
-            .chain(era)
+            .chain(&era)
             .chain(&["--"])
             .map(|s| s.to_string())
             .collect(),
@@ -307,8 +322,8 @@ fn run_row(
             })
             .map(str::to_owned),
     );
-    if row.modern_upstream {
-        spoke_modern(&mut checks, wire_log);
+    if let Some(era) = row.upstream_era {
+        spoke(era, &mut checks, wire_log);
     }
     Outcome {
         checks,
@@ -317,9 +332,10 @@ fn run_row(
     }
 }
 
-/// A translated row's `connect` holds only if the bridge spoke 2026-07-28
-/// to the server: `server/discover` sent, never `initialize`.
-fn spoke_modern(checks: &mut [(&'static str, bool, String)], wire_log: &Path) {
+/// A translated row's `connect` holds only if the bridge spoke the era it
+/// was told to the server: for `modern`, `server/discover` sent and never
+/// `initialize`; for `legacy`, the other way round.
+fn spoke(era: &str, checks: &mut [(&'static str, bool, String)], wire_log: &Path) {
     let sent: Vec<String> = std::fs::read_to_string(wire_log)
         .unwrap_or_default()
         .lines()
@@ -337,17 +353,21 @@ fn spoke_modern(checks: &mut [(&'static str, bool, String)], wire_log: &Path) {
     let Some(connect) = checks.iter_mut().find(|(name, ..)| *name == "connect") else {
         return;
     };
-    if sent_method("initialize") || !sent_method("server/discover") {
+    let (spoken, unspoken, revision) = match era {
+        "modern" => ("server/discover", "initialize", "2026-07-28"),
+        _ => ("initialize", "server/discover", "the handshake era"),
+    };
+    if sent_method(unspoken) || !sent_method(spoken) {
         connect.1 = false;
         connect.2 = format!(
-            "the bridge did not speak 2026-07-28 to the server (server/discover sent: {}, initialize sent: {})",
-            sent_method("server/discover"),
-            sent_method("initialize")
+            "the bridge did not speak {revision} to the server ({spoken} sent: {}, {unspoken} sent: {})",
+            sent_method(spoken),
+            sent_method(unspoken)
         );
     } else {
         connect
             .2
-            .push_str("; to the server: server/discover, never initialize");
+            .push_str(&format!("; to the server: {spoken}, never {unspoken}"));
     }
 }
 
