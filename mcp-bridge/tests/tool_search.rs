@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcp_bridge::{Bridge, ToolPolicy};
+use mcp_bridge::{Bridge, ToolPolicy, UpstreamEra};
 use mcp_client::prelude::*;
 use mcp_client::protocol::types::CallToolRequestParams;
 use mcp_reference_server::{Content, FakeConfig, FakeServer, FakeTool, ToolBehavior};
@@ -257,4 +257,32 @@ async fn a_read_only_policy_knows_each_tools_hint_without_a_list_of_the_client()
         "{found:?}"
     );
     client.close().await;
+}
+
+/// A client of one era in front of a server spoken to in the other: the
+/// bridge's own listing and the call go through the translation.
+async fn searches_across_eras(config: FakeConfig, upstream: UpstreamEra, era: EraMode) {
+    let server = FakeServer::new(config);
+    let bridge = Bridge::new(server.connector())
+        .upstream_era(upstream)
+        .tool_search(true);
+    let (_serving, end) = serving(bridge);
+    let client = end.client(asking().era(era)).await;
+    assert_eq!(search(&client, "echo", 3).await[0], "echo");
+    let echo = client
+        .call_tool("call_tool", call("echo", json!({"text": "across"})))
+        .await
+        .unwrap();
+    assert_eq!(echo.content[0].as_text(), Some("across"));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_legacy_client_of_a_modern_server_searches_and_calls() {
+    searches_across_eras(FakeConfig::modern(), UpstreamEra::Modern, EraMode::Legacy).await;
+}
+
+#[tokio::test]
+async fn a_modern_client_of_a_legacy_server_searches_and_calls() {
+    searches_across_eras(FakeConfig::legacy(), UpstreamEra::Legacy, EraMode::Modern).await;
 }
