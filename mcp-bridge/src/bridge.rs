@@ -47,6 +47,7 @@ pub struct Bridge {
     restarts: Restarts,
     tools: ToolPolicy,
     upstream_era: UpstreamEra,
+    tool_search: bool,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -104,6 +105,7 @@ impl Bridge {
             restarts: Restarts::never(),
             tools: ToolPolicy::new(),
             upstream_era: UpstreamEra::AsTheClient,
+            tool_search: false,
         }
     }
 
@@ -141,6 +143,32 @@ impl Bridge {
     /// ```
     pub fn tools(mut self, policy: ToolPolicy) -> Bridge {
         self.tools = policy;
+        self
+    }
+
+    /// Serves the client two tools in place of the server's (by default
+    /// off): `search_tools`, which ranks the server's tools for a query
+    /// (BM25 over their names and descriptions) and answers the best with
+    /// their `inputSchema`, and `call_tool`, which calls one by name. An
+    /// agent in front of many servers (a [`Servers`](crate::Servers)
+    /// file) then carries two tool definitions instead of every one.
+    ///
+    /// The bridge lists the server's tools itself (every page), again when
+    /// the server says they changed or a minute on; the
+    /// [`tools`](Self::tools) policy still holds (a hidden tool is never
+    /// found and is refused). A call goes up as the client's own
+    /// `tools/call`, with its progress, `_meta`, cancellation and the
+    /// server's questions; calling a tool by its own name works too. A
+    /// `call_tool` of a name the server does not have is refused with
+    /// `-32602`, pointing at `search_tools`.
+    ///
+    /// ```
+    /// # let server = mcp_transport_stdio::StdioCommand::new("server");
+    /// let bridge = mcp_bridge::Bridge::new(server).tool_search(true);
+    /// # let _ = bridge;
+    /// ```
+    pub fn tool_search(mut self, on: bool) -> Bridge {
+        self.tool_search = on;
         self
     }
 
@@ -270,6 +298,7 @@ impl Bridge {
             authorization_hint: self.authorization_hint,
             tools: self.tools,
             upstream_era: self.upstream_era,
+            tool_search: self.tool_search,
         };
         let front = crate::http::Front::new(settings, self.max_message_size, options, loopback);
         crate::http::serve(listener, front, stop)
@@ -303,6 +332,7 @@ impl Bridge {
             self.authorization_hint,
             self.tools,
             self.upstream_era,
+            self.tool_search,
         ));
         let upstream = self
             .upstream

@@ -30,7 +30,9 @@
 //! Many servers are served as one through [`Servers`], a connector that
 //! connects to each and answers as one server of the legacy era, their
 //! tools and prompts named apart (`server__tool`) and each call sent to
-//! its server.
+//! its server. [`Bridge::tool_search`] serves a client two tools in
+//! place of the server's many, `search_tools` and `call_tool`, so that
+//! an agent in front of many servers is not handed every tool's schema.
 //!
 //! ```no_run
 //! use mcp_bridge::{Bridge, Ended};
@@ -54,6 +56,8 @@
 //!   a peer of either role.
 //! * `globset`: the allow and deny lists of tool names
 //!   ([`ToolPolicy`]), as globs.
+//! * `bm25` (without its default tokenizer): the ranking of
+//!   [`Bridge::tool_search`].
 //! * `hyper` (its HTTP/1 server), `hyper-util`, `http`, `http-body-util`,
 //!   `bytes` (feature `http`): [`Bridge::serve_http`]; `getrandom`: its
 //!   random session ids; `subtle`: its bearer token compared in constant
@@ -77,6 +81,7 @@ mod policy;
 mod relay;
 mod relayed;
 mod restart;
+mod tool_search;
 mod translate;
 
 pub use bridge::{Bridge, BridgeError, Ended};

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use mcp_protocol::error_codes::INTERNAL_ERROR;
+use mcp_protocol::methods::NOTIFICATION_TOOLS_LIST_CHANGED;
 use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
 use mcp_transport::{RequestOptions, ResponseFuture, Transport, TransportError};
 use serde_json::Value;
@@ -15,6 +16,7 @@ use serde_json::Value;
 use crate::downgrade;
 use crate::policy::{Applied, ToolPolicy};
 use crate::relayed::{as_sent, relayed_error};
+use crate::tool_search::Catalog;
 use crate::translate::Translation;
 
 /// The client's side of a link, as the relay sees it: where what the
@@ -98,6 +100,9 @@ pub(crate) struct Link {
     pub(crate) tools: Applied,
     /// The tools' input schemas, from the lists relayed.
     pub(crate) schemas: Schemas,
+    /// Under tool search, the server's tools as last listed; `None`: the
+    /// client is served the server's own list.
+    pub(crate) search: Option<Catalog>,
     /// Set when a legacy client is served by a 2026-07-28 server.
     pub(crate) translation: OnceLock<Arc<Translation>>,
     /// The era spoken to the server: a client of the other era is
@@ -110,16 +115,19 @@ pub(crate) struct Link {
 
 impl Link {
     /// `upstream_era`: the era spoken to the server, a client of the
-    /// other era translated.
+    /// other era translated; `tool_search`: the client is served
+    /// `search_tools` and `call_tool` in place of the server's tools.
     pub(crate) fn new(
         authorization_hint: Option<String>,
         tools: ToolPolicy,
         upstream_era: UpstreamEra,
+        tool_search: bool,
     ) -> Link {
         Link {
             authorization_hint,
             tools: Applied::new(tools),
             upstream_era,
+            search: tool_search.then(Catalog::default),
             ..Link::default()
         }
     }
@@ -155,6 +163,14 @@ impl Link {
         notification: Notification,
         during: Option<&RequestId>,
     ) {
+        if let Some(catalog) = &self.search
+            && notification.method == NOTIFICATION_TOOLS_LIST_CHANGED
+        {
+            // The client's two tools stay as they are; what changed is
+            // what a search finds, so the list is fetched again.
+            catalog.stale();
+            return;
+        }
         let Some(client) = self.downstream.get() else {
             tracing::debug!(method = %notification.method, "a notification before the client was connected");
             return;
@@ -287,6 +303,8 @@ pub(crate) struct LinkSettings {
     pub(crate) tools: ToolPolicy,
     /// The era spoken to the server.
     pub(crate) upstream_era: UpstreamEra,
+    /// Whether clients are served tool search.
+    pub(crate) tool_search: bool,
 }
 
 #[cfg(feature = "http")]
@@ -301,6 +319,7 @@ impl LinkSettings {
             self.authorization_hint.clone(),
             self.tools.clone(),
             self.upstream_era,
+            self.tool_search,
         ));
         let upstream = self.upstream.connect(handlers(&link)).await?;
         link.set_upstream(upstream);

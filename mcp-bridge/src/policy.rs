@@ -4,10 +4,11 @@
 //! A hidden tool is left out of every `tools/list` page and refused on
 //! `tools/call` with `-32602`, naming the rule that hides it. Whether a
 //! tool is read-only is what its `annotations.readOnlyHint` said in the
-//! lists the client was served: under `read_only`, a tool the bridge has
-//! not listed is refused too (list the tools first).
+//! lists the client was served (or, under tool search, the bridge read):
+//! under `read_only`, a tool the bridge has not listed is refused too
+//! (list the tools first).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -126,18 +127,19 @@ fn set(globs: &[String]) -> Result<GlobSet, PolicyError> {
     })
 }
 
-/// The policy applied to one session: the read-only tools it has listed.
+/// The policy applied to one session: whether each tool it has listed is
+/// read-only.
 #[derive(Debug, Default)]
 pub(crate) struct Applied {
     policy: ToolPolicy,
-    read_only_tools: Mutex<HashSet<String>>,
+    read_only_tools: Mutex<HashMap<String, bool>>,
 }
 
 impl Applied {
     pub(crate) fn new(policy: ToolPolicy) -> Applied {
         Applied {
             policy,
-            read_only_tools: Mutex::new(HashSet::new()),
+            read_only_tools: Mutex::new(HashMap::new()),
         }
     }
 
@@ -155,8 +157,8 @@ impl Applied {
             .read_only_tools
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .contains(name)
-            .then_some(true);
+            .get(name)
+            .copied();
         match self.policy.hidden_by(name, read_only) {
             Some(why) => Err(ErrorObject::new(
                 INVALID_PARAMS,
@@ -180,11 +182,7 @@ impl Applied {
             let hint = tool
                 .pointer("/annotations/readOnlyHint")
                 .and_then(Value::as_bool);
-            if hint == Some(true) {
-                read_only.insert(name.to_owned());
-            } else {
-                read_only.remove(name);
-            }
+            read_only.insert(name.to_owned(), hint == Some(true));
             self.policy.shows(name, Some(hint == Some(true)))
         });
     }
@@ -230,7 +228,8 @@ mod tests {
         a.filter_list(&mut list);
         assert_eq!(list["tools"].as_array().unwrap().len(), 1);
         assert!(a.check_call(Some(&json!({"name": "get"}))).is_ok());
-        assert!(a.check_call(Some(&json!({"name": "put"}))).is_err());
+        let put = a.check_call(Some(&json!({"name": "put"}))).unwrap_err();
+        assert!(put.message.contains("is not read-only"), "{}", put.message);
     }
 
     #[test]

@@ -30,6 +30,7 @@ use serde_json::Value;
 use crate::downgrade;
 use crate::link::{Link, UpstreamEra};
 use crate::relayed::{as_sent, passing, relayed_error};
+use crate::tool_search::{self, Asked, Index};
 use crate::translate;
 
 /// What the upstream connection does with what the server sends unasked:
@@ -99,8 +100,108 @@ impl ServerRequestHandler for ToServer {
 
 /// Relays one of the client's requests to the server, with these HTTP
 /// headers (the `Mcp-Param-*` a client over HTTP sent), and gives back
-/// the server's answer as the client should get it.
+/// the server's answer as the client should get it; under tool search,
+/// the client's tools are the bridge's own two.
 pub(crate) async fn relay_to_server(
+    link: Arc<Link>,
+    request: Request,
+    headers: Vec<(String, String)>,
+) -> Result<Value, ErrorObject> {
+    if link.search.is_some() && (request.method == TOOLS_LIST || request.method == TOOLS_CALL) {
+        return searching(link, request, headers).await;
+    }
+    relay(link, request, headers).await
+}
+
+/// A client's `tools/list` and `tools/call` under tool search: the list
+/// is the two tools, a search is answered from the server's tools, a call
+/// relayed as a `tools/call` of the tool named.
+async fn searching(
+    link: Arc<Link>,
+    mut request: Request,
+    headers: Vec<(String, String)>,
+) -> Result<Value, ErrorObject> {
+    if request.method == TOOLS_LIST {
+        return Ok(tool_search::list(link.legacy()));
+    }
+    match tool_search::asked(request.params.as_ref())? {
+        Asked::Direct => relay(link, request, headers).await,
+        Asked::Search { query, limit } => {
+            let index = indexed(&link, &request).await?;
+            Ok(tool_search::found(&index, &query, limit, link.legacy()))
+        }
+        Asked::Call { name, params } => {
+            // Listed first: a read-only policy knows a tool's hint from
+            // the lists only.
+            let index = indexed(&link, &request).await?;
+            // The policy's own words for a hidden tool, before "unknown".
+            if !link.tools.is_open() {
+                link.tools.check_call(Some(&params))?;
+            }
+            if index.get(&name).is_none() {
+                return Err(tool_search::unknown(&name));
+            }
+            request.params = Some(params);
+            relay(link, request, headers).await
+        }
+    }
+}
+
+/// The server's tools as the policy shows them, every page: listed again
+/// (through the relay, so in the era the server speaks) when stale.
+async fn indexed(link: &Arc<Link>, asking: &Request) -> Result<Arc<Index>, ErrorObject> {
+    let catalog = link.search.as_ref().expect("only under tool search");
+    if let Some(index) = catalog.fresh() {
+        return Ok(index);
+    }
+    let as_of = catalog.changes();
+    // The asking call's `_meta` (a 2026-07-28 client's protocol version
+    // and capabilities), but not its progress token: the list is not
+    // the call.
+    let mut meta = asking.meta().cloned().unwrap_or_default();
+    meta.remove(PROGRESS_TOKEN);
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_PAGES {
+        let mut params = serde_json::json!({});
+        if !meta.is_empty() {
+            params["_meta"] = Value::Object(meta.clone());
+        }
+        if let Some(cursor) = cursor.take() {
+            params["cursor"] = cursor;
+        }
+        let n = link.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = RequestId::String(format!("mcp-bridge-tool-search-{n}"));
+        let mut page = relay(
+            link.clone(),
+            Request::new(id, TOOLS_LIST, Some(params)),
+            Vec::new(),
+        )
+        .await?;
+        // The relay applies the policy only to what it relays as it is.
+        if !link.tools.is_open() {
+            link.tools.filter_list(&mut page);
+        }
+        if let Some(listed) = page.get_mut("tools").and_then(Value::as_array_mut) {
+            tools.append(listed);
+        }
+        cursor = page
+            .get("nextCursor")
+            .filter(|c| c.as_str().is_some_and(|c| !c.is_empty()))
+            .cloned();
+        if cursor.is_none() {
+            break;
+        }
+    }
+    Ok(catalog.keep(Index::new(tools), as_of))
+}
+
+/// The most pages of tools a search reads: a server whose cursors never
+/// end is not read forever.
+const MAX_PAGES: usize = 1000;
+
+/// [`relay_to_server`], the tools as the server has them.
+async fn relay(
     link: Arc<Link>,
     mut request: Request,
     headers: Vec<(String, String)>,

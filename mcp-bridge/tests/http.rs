@@ -118,6 +118,45 @@ async fn a_modern_client_is_served_over_http() {
     drives(FakeConfig::modern(), EraMode::Modern).await;
 }
 
+/// Tool search over HTTP: the two tools listed, a search answered from
+/// the server's tools, a call relayed.
+async fn searches(config: FakeConfig, era: EraMode) {
+    let server = FakeServer::new(config);
+    let bridge = Bridge::new(server.connector()).tool_search(true);
+    let served = Served::start(bridge, HttpOptions::new()).await;
+    let client = served.client(answering("Ada").era(era)).await;
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["search_tools", "call_tool"]);
+    let found = client
+        .call_tool("search_tools", json!({"query": "echo", "limit": 1}))
+        .await
+        .unwrap();
+    let found = found.structured_content.unwrap();
+    assert_eq!(found["tools"][0]["name"], "echo", "{found}");
+    let echo = client
+        .call_tool(
+            "call_tool",
+            json!({"name": "echo", "arguments": {"text": "over http"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(echo.content[0].as_text(), Some("over http"));
+    client.close().await;
+    assert_eq!(served.stop().await, Ended::Stopped);
+}
+
+#[tokio::test]
+async fn a_client_of_either_era_searches_the_tools_over_http() {
+    searches(FakeConfig::legacy(), EraMode::Legacy).await;
+    searches(FakeConfig::modern(), EraMode::Modern).await;
+}
+
 #[tokio::test]
 async fn two_clients_each_answer_their_own_elicitation() {
     let server = FakeServer::new(FakeConfig::legacy());

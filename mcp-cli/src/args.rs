@@ -232,6 +232,15 @@ pub(crate) struct BridgeArgs {
     #[arg(long)]
     pub(crate) read_only: bool,
 
+    /// Serve the client two tools in place of the server's:
+    /// `search_tools` (the server's tools ranked for a query, each with
+    /// its inputSchema) and `call_tool` (calls one by name), so that an
+    /// agent in front of many servers (--config without --server) is not
+    /// given every tool's definition. The allow, deny and read-only rules
+    /// still hold.
+    #[arg(long)]
+    pub(crate) tool_search: bool,
+
     /// How clients reach the bridge: `stdio` (this process's stdin and
     /// stdout) or `http` (Streamable HTTP at /mcp on --listen, for clients
     /// of either era; until SIGINT or SIGTERM).

@@ -25,7 +25,8 @@ pub(crate) async fn run(
     let name = upstream.name.clone();
     let mut bridge = Bridge::new(upstream.connector.clone())
         .restarts(Restarts::new(args.restarts, Duration::from_secs(60)))
-        .tools(policy(args)?);
+        .tools(policy(args)?)
+        .tool_search(args.tool_search);
     bridge = bridge.upstream_era(era);
     if let Some(hint) = upstream.login_hint() {
         bridge = bridge.authorization_hint(hint);
