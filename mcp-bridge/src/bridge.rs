@@ -47,6 +47,7 @@ pub struct Bridge {
     restarts: Restarts,
     tools: ToolPolicy,
     upstream_era: UpstreamEra,
+    held: crate::suspend::Limits,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -104,6 +105,7 @@ impl Bridge {
             restarts: Restarts::never(),
             tools: ToolPolicy::new(),
             upstream_era: UpstreamEra::AsTheClient,
+            held: crate::suspend::Limits::default(),
         }
     }
 
@@ -123,6 +125,29 @@ impl Bridge {
     /// ```
     pub fn upstream_era(mut self, era: UpstreamEra) -> Bridge {
         self.upstream_era = era;
+        self
+    }
+
+    /// How many calls of a 2026-07-28 client in front of a legacy server
+    /// ([`UpstreamEra::Legacy`]) are held at most, and for how long each
+    /// (by default 64 and 10 minutes). Such a call is held when the server
+    /// asks for input during it (the client is answered `input_required`)
+    /// until the client retries with its answers; one not retried in time
+    /// is given up (the server's request gets an error), and a call that
+    /// would be held beyond `max` ends with an error saying so. Over
+    /// stdio the count is the client's; for 2026-07-28 clients over HTTP,
+    /// which share the bridge's one connection to the server, it is all
+    /// of theirs.
+    ///
+    /// ```
+    /// # let server = mcp_transport_stdio::StdioCommand::new("server");
+    /// let bridge = mcp_bridge::Bridge::new(server)
+    ///     .upstream_era(mcp_bridge::UpstreamEra::Legacy)
+    ///     .suspended_calls(16, std::time::Duration::from_secs(120));
+    /// # let _ = bridge;
+    /// ```
+    pub fn suspended_calls(mut self, max: usize, ttl: std::time::Duration) -> Bridge {
+        self.held = crate::suspend::Limits { max, ttl };
         self
     }
 
@@ -270,6 +295,7 @@ impl Bridge {
             authorization_hint: self.authorization_hint,
             tools: self.tools,
             upstream_era: self.upstream_era,
+            held: self.held,
         };
         let front = crate::http::Front::new(settings, self.max_message_size, options, loopback);
         crate::http::serve(listener, front, stop)
@@ -303,6 +329,7 @@ impl Bridge {
             self.authorization_hint,
             self.tools,
             self.upstream_era,
+            self.held,
         ));
         let upstream = self
             .upstream
