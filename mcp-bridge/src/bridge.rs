@@ -116,7 +116,12 @@ impl Bridge {
     /// result turned into the client's own elicitation, sampling and roots
     /// requests (their answers sent back with the server's
     /// `requestState`), list changes brought from `subscriptions/listen`;
-    /// `ping` and `logging/setLevel` answered by the bridge.
+    /// `ping` and `logging/setLevel` answered by the bridge. With
+    /// [`UpstreamEra::Legacy`], a 2026-07-28 client in front of a legacy
+    /// server is translated the other way: its `server/discover` answered
+    /// from the server's `initialize`, and the server's requests during a
+    /// call turned into `input_required` results, the call held until the
+    /// client retries ([`Bridge::suspended_calls`]).
     ///
     /// ```
     /// # let server = mcp_transport_stdio::StdioCommand::new("server");

@@ -317,3 +317,25 @@ async fn a_capability_the_call_did_not_declare_is_not_asked() {
     );
     client.close().await;
 }
+
+#[tokio::test]
+async fn a_modern_clients_subscription_hears_a_legacy_servers_list_changes() {
+    let server = FakeServer::new(FakeConfig::legacy());
+    let (_serving, end) = serving(legacy_bridge(&server));
+    let client = end.client(answering()).await;
+    let mut prompts = client
+        .subscribe(mcp_client::Watch::new().prompts())
+        .await
+        .unwrap();
+    let mut tools = client
+        .subscribe(mcp_client::Watch::new().tools())
+        .await
+        .unwrap();
+    client.call_tool("add_tool", json!({})).await.unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(5), tools.recv()).await;
+    assert_eq!(heard, Ok(Some(ServerEvent::ToolsListChanged)));
+    // The prompts' subscription did not ask for tool changes.
+    let quiet = tokio::time::timeout(Duration::from_millis(200), prompts.recv()).await;
+    assert!(quiet.is_err(), "{quiet:?}");
+    client.close().await;
+}
