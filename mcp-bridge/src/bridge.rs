@@ -48,6 +48,7 @@ pub struct Bridge {
     tools: ToolPolicy,
     upstream_era: UpstreamEra,
     tool_search: bool,
+    held: crate::suspend::Limits,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -106,6 +107,7 @@ impl Bridge {
             tools: ToolPolicy::new(),
             upstream_era: UpstreamEra::AsTheClient,
             tool_search: false,
+            held: crate::suspend::Limits::default(),
         }
     }
 
@@ -116,7 +118,12 @@ impl Bridge {
     /// result turned into the client's own elicitation, sampling and roots
     /// requests (their answers sent back with the server's
     /// `requestState`), list changes brought from `subscriptions/listen`;
-    /// `ping` and `logging/setLevel` answered by the bridge.
+    /// `ping` and `logging/setLevel` answered by the bridge. With
+    /// [`UpstreamEra::Legacy`], a 2026-07-28 client in front of a legacy
+    /// server is translated the other way: its `server/discover` answered
+    /// from the server's `initialize`, and the server's requests during a
+    /// call turned into `input_required` results, the call held until the
+    /// client retries ([`Bridge::suspended_calls`]).
     ///
     /// ```
     /// # let server = mcp_transport_stdio::StdioCommand::new("server");
@@ -125,6 +132,29 @@ impl Bridge {
     /// ```
     pub fn upstream_era(mut self, era: UpstreamEra) -> Bridge {
         self.upstream_era = era;
+        self
+    }
+
+    /// How many calls of a 2026-07-28 client in front of a legacy server
+    /// ([`UpstreamEra::Legacy`]) are held at most, and for how long each
+    /// (by default 64 and 10 minutes). Such a call is held when the server
+    /// asks for input during it (the client is answered `input_required`)
+    /// until the client retries with its answers; one not retried in time
+    /// is given up (the server's request gets an error), and a call that
+    /// would be held beyond `max` ends with an error saying so. Over
+    /// stdio the count is the client's; for 2026-07-28 clients over HTTP,
+    /// which share the bridge's one connection to the server, it is all
+    /// of theirs.
+    ///
+    /// ```
+    /// # let server = mcp_transport_stdio::StdioCommand::new("server");
+    /// let bridge = mcp_bridge::Bridge::new(server)
+    ///     .upstream_era(mcp_bridge::UpstreamEra::Legacy)
+    ///     .suspended_calls(16, std::time::Duration::from_secs(120));
+    /// # let _ = bridge;
+    /// ```
+    pub fn suspended_calls(mut self, max: usize, ttl: std::time::Duration) -> Bridge {
+        self.held = crate::suspend::Limits { max, ttl };
         self
     }
 
@@ -299,6 +329,7 @@ impl Bridge {
             tools: self.tools,
             upstream_era: self.upstream_era,
             tool_search: self.tool_search,
+            held: self.held,
         };
         let front = crate::http::Front::new(settings, self.max_message_size, options, loopback);
         crate::http::serve(listener, front, stop)
@@ -333,6 +364,7 @@ impl Bridge {
             self.tools,
             self.upstream_era,
             self.tool_search,
+            self.held,
         ));
         let upstream = self
             .upstream

@@ -13,6 +13,14 @@
 //!   changes, `initialized`, roots changes;
 //! * the server's own requests (elicitation, sampling, roots, ping), to the
 //!   client and back;
+//!
+//! and across the eras, when one side speaks 2026-07-28 and the other a
+//! legacy revision ([`Bridge::upstream_era`]): a handshake answered from
+//! `server/discover` or the other way round, the `_meta` added or taken
+//! out, and the server's input asked for turned from `input_required`
+//! into the client's requests, or from the server's requests during a
+//! call into `input_required` (the call held until the client retries;
+//! [`Bridge::suspended_calls`]);
 //! * cancellation both ways: the client's `notifications/cancelled` stops
 //!   the relayed call, which is cancelled upstream, and the server's stops
 //!   the request relayed to the client.
@@ -59,9 +67,11 @@
 //! * `bm25` (without its default tokenizer): the ranking of
 //!   [`Bridge::tool_search`].
 //! * `hyper` (its HTTP/1 server), `hyper-util`, `http`, `http-body-util`,
-//!   `bytes` (feature `http`): [`Bridge::serve_http`]; `getrandom`: its
-//!   random session ids; `subtle`: its bearer token compared in constant
-//!   time.
+//!   `bytes` (feature `http`): [`Bridge::serve_http`]; `subtle`: its
+//!   bearer token compared in constant time.
+//! * `getrandom`: the random `requestState` of a call held for a
+//!   2026-07-28 client's retry ([`Bridge::suspended_calls`]), and the
+//!   random session ids of [`Bridge::serve_http`].
 //! * `tokio`, `futures`, `serde_json`, `tracing`, `thiserror`: the runtime,
 //!   futures, messages, logs (span `mcp_bridge`) and errors.
 
@@ -81,6 +91,8 @@ mod policy;
 mod relay;
 mod relayed;
 mod restart;
+mod subscriptions;
+mod suspend;
 mod tool_search;
 mod translate;
 

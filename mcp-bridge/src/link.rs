@@ -13,10 +13,11 @@ use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
 use mcp_transport::{RequestOptions, ResponseFuture, Transport, TransportError};
 use serde_json::Value;
 
-use crate::downgrade;
 use crate::policy::{Applied, ToolPolicy};
 use crate::relayed::{as_sent, relayed_error};
 use crate::tool_search::Catalog;
+use crate::subscriptions::Subscriptions;
+use crate::suspend::{Limits, Suspended};
 use crate::translate::Translation;
 
 /// The client's side of a link, as the relay sees it: where what the
@@ -70,8 +71,10 @@ pub enum UpstreamEra {
     /// The handshake era: a 2026-07-28 client's `server/discover` is
     /// answered from the server's `initialize` (which the bridge sends
     /// once), and each of its requests goes without the `_meta` only
-    /// 2026-07-28 has. The server's own requests during a call are refused
-    /// for such a client, saying why.
+    /// 2026-07-28 has. The server's own requests during a call (elicitation,
+    /// sampling, roots) become an `input_required` result, and the call is
+    /// held until the client retries with its answers (see
+    /// [`Bridge::suspended_calls`](crate::Bridge::suspended_calls)).
     Legacy,
 }
 
@@ -111,23 +114,33 @@ pub(crate) struct Link {
     /// Set when a 2026-07-28 client is served by a legacy server: the
     /// `server/discover` result made from its `initialize`.
     pub(crate) downgraded: tokio::sync::OnceCell<Value>,
+    /// The calls of a 2026-07-28 client of a legacy server held between
+    /// its retries.
+    pub(crate) suspended: Arc<Suspended>,
+    /// The `subscriptions/listen` of a 2026-07-28 client of a legacy
+    /// server, served from its notifications.
+    pub(crate) subscriptions: Subscriptions,
 }
 
 impl Link {
     /// `upstream_era`: the era spoken to the server, a client of the
     /// other era translated; `tool_search`: the client is served
-    /// `search_tools` and `call_tool` in place of the server's tools.
+    /// `search_tools` and `call_tool` in place of the server's tools;
+    /// `held`: how many of its calls are held between a 2026-07-28
+    /// client's retries, and for how long.
     pub(crate) fn new(
         authorization_hint: Option<String>,
         tools: ToolPolicy,
         upstream_era: UpstreamEra,
         tool_search: bool,
+        held: Limits,
     ) -> Link {
         Link {
             authorization_hint,
             tools: Applied::new(tools),
             upstream_era,
             search: tool_search.then(Catalog::default),
+            suspended: Arc::new(Suspended::new(held)),
             ..Link::default()
         }
     }
@@ -210,7 +223,7 @@ impl Link {
         during: Option<&RequestId>,
     ) -> Result<Value, ErrorObject> {
         if self.downgraded.initialized() {
-            return Err(downgrade::refused(&request.method));
+            return self.suspended.ask(request, during).await;
         }
         let Some(downstream) = self.downstream.get().cloned() else {
             return Err(ErrorObject::new(
@@ -305,6 +318,9 @@ pub(crate) struct LinkSettings {
     pub(crate) upstream_era: UpstreamEra,
     /// Whether clients are served tool search.
     pub(crate) tool_search: bool,
+    /// How many calls are held for a 2026-07-28 client's retries, and
+    /// for how long.
+    pub(crate) held: Limits,
 }
 
 #[cfg(feature = "http")]
@@ -320,6 +336,7 @@ impl LinkSettings {
             self.tools.clone(),
             self.upstream_era,
             self.tool_search,
+            self.held,
         ));
         let upstream = self.upstream.connect(handlers(&link)).await?;
         link.set_upstream(upstream);

@@ -18,8 +18,8 @@ use futures::future::BoxFuture;
 use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::meta::PROGRESS_TOKEN;
 use mcp_protocol::methods::{
-    INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED, SERVER_DISCOVER,
-    SUBSCRIPTIONS_LISTEN, TOOLS_CALL, TOOLS_LIST,
+    INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED, RESOURCES_SUBSCRIBE,
+    SERVER_DISCOVER, SUBSCRIPTIONS_LISTEN, TOOLS_CALL, TOOLS_LIST,
 };
 use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
 use mcp_transport::{
@@ -31,13 +31,24 @@ use crate::downgrade;
 use crate::link::{Link, UpstreamEra};
 use crate::relayed::{as_sent, passing, relayed_error};
 use crate::tool_search::{self, Asked, Index};
-use crate::translate;
+use crate::{suspend, translate};
 
 /// What the upstream connection does with what the server sends unasked:
 /// notifications go to the client, requests to the client and back.
 pub(crate) fn upstream_handlers(link: &Arc<Link>) -> ConnectionHandlers {
     let to_client = link.clone();
-    let listener = passing(move |n| to_client.notify_client(n.clone()));
+    let listener = passing(move |n| {
+        // A 2026-07-28 client hears list changes only on its subscriptions.
+        if to_client.downgraded.initialized()
+            && let Some(tagged) = to_client.subscriptions.deliver(n)
+        {
+            for (id, n) in tagged {
+                to_client.notify_client_during(n, Some(&id));
+            }
+        } else {
+            to_client.notify_client(n.clone());
+        }
+    });
     ConnectionHandlers::new(listener).with_server_requests(Arc::new(ToClient(link.clone())))
 }
 
@@ -243,16 +254,13 @@ async fn relay(
     };
     let downgraded = link.upstream_era == UpstreamEra::Legacy && !link.legacy();
     if downgraded {
-        // A 2026-07-28 client of a server spoken to in the handshake era:
-        // the session opened once, its discover answered from it.
-        let discovered = link
-            .downgraded
-            .get_or_try_init(|| downgrade::discover(&upstream, &request))
-            .await?;
-        if request.method == SERVER_DISCOVER {
-            return Ok(discovered.clone());
+        match made_legacy(&link, &upstream, request).await? {
+            Ok(fit) if fit.method == SUBSCRIPTIONS_LISTEN => {
+                return subscribed(&link, &upstream, fit).await;
+            }
+            Ok(fit) => request = fit,
+            Err(discovered) => return Ok(discovered),
         }
-        request = downgrade::strip(request);
     }
     if let Some(translation) = link.translation.get().cloned() {
         let (asker, during) = (link.clone(), request.id.clone());
@@ -288,6 +296,12 @@ async fn relay(
     if policed && method == TOOLS_CALL {
         link.tools.check_call(request.params.as_ref())?;
     }
+    if downgraded && suspend::may_suspend(&method) {
+        // The server may ask during the call: held for the client's retry.
+        let relayed = link.suspended.relay(&upstream, request, options).await;
+        let result = relayed.map_err(downgrade::modern_error)?;
+        return Ok(downgrade::hinted(&method, result));
+    }
     match upstream.request(request, options).await {
         Ok(mut result) => {
             if method == TOOLS_LIST {
@@ -297,7 +311,7 @@ async fn relay(
                 }
             }
             if downgraded {
-                downgrade::with_cache_hints(&method, &mut result);
+                result = downgrade::hinted(&method, result);
             }
             Ok(as_sent(result, link.legacy()))
         }
@@ -305,16 +319,86 @@ async fn relay(
             let request = handshake.expect("checked");
             translated(&link, &upstream, &request).await
         }
-        Err(error) => {
-            let mut object = relayed_error(&method, error.clone(), "server");
-            if let (TransportError::AuthorizationRequired { .. }, Some(hint)) =
-                (&error, &link.authorization_hint)
-            {
-                object.message = format!("{}; {hint}", object.message);
-            }
-            Err(object)
+        Err(error) => Err(upstream_error(&link, &method, error)),
+    }
+}
+
+/// A 2026-07-28 client's request to a server spoken to in the handshake
+/// era: the session opened once, its discover answered from it
+/// (`Err`: the answer), any other request made fit for it.
+async fn made_legacy(
+    link: &Link,
+    upstream: &Arc<dyn Transport>,
+    request: Request,
+) -> Result<Result<Request, Value>, ErrorObject> {
+    downgrade::admit(&request)?;
+    let discovered = link
+        .downgraded
+        .get_or_try_init(|| downgrade::discover(upstream, &request))
+        .await?;
+    if request.method == SERVER_DISCOVER {
+        return Ok(Err(discovered.clone()));
+    }
+    // A call that may be held is stripped once its capabilities are read.
+    if suspend::may_suspend(&request.method) {
+        Ok(Ok(request))
+    } else {
+        Ok(Ok(downgrade::strip(request)))
+    }
+}
+
+/// A 2026-07-28 client's `subscriptions/listen`, served from a legacy
+/// server's notifications (its resources subscribed to upstream): open
+/// until the client cancels it or leaves.
+async fn subscribed(
+    link: &Arc<Link>,
+    upstream: &Arc<dyn Transport>,
+    request: Request,
+) -> Result<Value, ErrorObject> {
+    let capabilities = link
+        .downgraded
+        .get()
+        .and_then(|d| d.get("capabilities"))
+        .cloned()
+        .unwrap_or_default();
+    let id = request.id.clone();
+    let (ack, resources) = link
+        .subscriptions
+        .open(&id, request.params.as_ref(), &capabilities);
+    let _open = Open(link.clone(), id.clone());
+    for uri in resources {
+        let subscribe = Request::new(
+            RequestId::String(format!("mcp-bridge-subscribe-{id}-{uri}")),
+            RESOURCES_SUBSCRIBE,
+            Some(serde_json::json!({ "uri": uri })),
+        );
+        if let Err(e) = upstream.request(subscribe, RequestOptions::new()).await {
+            tracing::debug!(error = %e, %uri, "the server refused a resource subscription");
         }
     }
+    link.notify_client_during(ack, Some(&id));
+    futures::future::pending().await
+}
+
+/// A subscription open while it lives.
+struct Open(Arc<Link>, RequestId);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.subscriptions.close(&self.1);
+    }
+}
+
+/// The server's failure of a relayed request, as the client gets it (with
+/// what to do when the server asks for authorization).
+fn upstream_error(link: &Link, method: &str, error: TransportError) -> ErrorObject {
+    let mut object = relayed_error(method, error.clone(), "server");
+    if let (TransportError::AuthorizationRequired { .. }, Some(hint)) =
+        (&error, &link.authorization_hint)
+    {
+        object.message = format!("{}; {hint}", object.message);
+    }
+    object
 }
 
 /// Answers a legacy client's `initialize` from a 2026-07-28 server's

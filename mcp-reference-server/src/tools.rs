@@ -193,7 +193,8 @@ fn slow(ctx: Ctx, args: &Map<String, Value>) -> Reply {
 
 /// Asks the client for `rounds` of input: modern, one round per request
 /// (`input_required` results, the state in `requestState`); legacy, with
-/// server-to-client requests while the request waits.
+/// server-to-client requests while the request waits, a round's sent at
+/// once (as a modern round asks them in one result).
 pub(crate) fn ask(
     ctx: Ctx,
     name: &str,
@@ -231,15 +232,21 @@ pub(crate) fn ask(
             let InputRound::Ask(requests) = round else {
                 continue;
             };
-            for request in requests {
-                match ctx
-                    .session
-                    .ask_client(&request.method, request.params, Some(&ctx.request))
-                    .await
-                {
-                    Ok(answer) => answers.insert(request.key, answer),
+            let asked = requests.into_iter().map(|request| {
+                let session = ctx.session.clone();
+                let during = ctx.request.clone();
+                async move {
+                    let answer = session
+                        .ask_client(&request.method, request.params, Some(&during))
+                        .await;
+                    (request.key, request.method, answer)
+                }
+            });
+            for (key, method, answer) in futures::future::join_all(asked).await {
+                match answer {
+                    Ok(answer) => answers.insert(key, answer),
                     Err(e) => {
-                        let message = format!("the client answered {} with {e}", request.method);
+                        let message = format!("the client answered {method} with {e}");
                         return (ending.failed)(message);
                     }
                 };

@@ -114,6 +114,12 @@ pub(super) fn summary(legs: &[(Leg, LegOutcome)]) -> String {
                 failing.join(", ")
             ));
         }
+        if !leg.cannot_carry.is_empty() {
+            out.push_str(&format!(
+                "; expected to fail, as the translation cannot carry them: {}",
+                leg.cannot_carry.join(", ")
+            ));
+        }
         for (scenario, passed) in &outcome.reran {
             let how = if *passed {
                 "passed alone"
