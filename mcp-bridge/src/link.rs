@@ -15,9 +15,9 @@ use serde_json::Value;
 
 use crate::policy::{Applied, ToolPolicy};
 use crate::relayed::{as_sent, relayed_error};
-use crate::tool_search::Catalog;
 use crate::subscriptions::Subscriptions;
 use crate::suspend::{Limits, Suspended};
+use crate::tool_search::Catalog;
 use crate::translate::Translation;
 
 /// The client's side of a link, as the relay sees it: where what the

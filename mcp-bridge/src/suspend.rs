@@ -108,9 +108,12 @@ struct Call {
 impl Call {
     /// Keeps a server request to ask the client, under a key of its own.
     /// One the client's request did not declare the capability for is not
-    /// asked: an elicitation is declined (no one can be shown it), and
-    /// anything else ends the call with `-32021`, as a 2026-07-28 server
-    /// would have answered it.
+    /// asked. An elicitation is declined (no one can be shown it). A
+    /// `roots/list` gets the error a client without roots gives
+    /// (`-32601`) and the call goes on: legacy servers ask for roots on
+    /// their own too, which over stdio looks like a request during the one
+    /// call running. A sampling request ends the call with `-32021`, as a
+    /// 2026-07-28 server needing it would answer.
     fn ask(&mut self, asked: Asked) -> Result<(), ErrorObject> {
         let capability = capability_of(&asked.request.method).unwrap_or("");
         let declared = self
@@ -120,8 +123,16 @@ impl Call {
         if declared {
             self.keys += 1;
             self.open.push((format!("r{}", self.keys), asked));
-        } else if asked.request.method == ELICITATION_CREATE {
+            return Ok(());
+        }
+        let method = asked.request.method.as_str();
+        if method == ELICITATION_CREATE {
             let _ = asked.answer.send(Ok(json!({ "action": "decline" })));
+        } else if method == ROOTS_LIST {
+            let why = "the client did not declare the roots capability (through mcp bridge)";
+            let _ = asked
+                .answer
+                .send(Err(ErrorObject::new(METHOD_NOT_FOUND, why)));
         } else {
             asked.fail(format!(
                 "the client's request did not declare the {capability} capability"

@@ -319,6 +319,25 @@ async fn a_capability_the_call_did_not_declare_is_not_asked() {
 }
 
 #[tokio::test]
+async fn roots_the_call_did_not_declare_are_refused_to_the_server_and_the_call_goes_on() {
+    let server = FakeServer::new(FakeConfig::legacy());
+    let (_serving, end) = serving(legacy_bridge(&server));
+    // No roots declared: a legacy server may ask for them on its own, so
+    // the server hears "no roots" and its call says what it makes of it.
+    let client = end.client(asking().era(EraMode::Modern)).await;
+    let outcome = client.call_tool("roots", json!({})).await;
+    let said = match outcome {
+        Ok(result) => format!("{result:?}"),
+        Err(error) => error.to_string(),
+    };
+    assert!(
+        !said.contains("-32021") && said.contains("did not declare the roots capability"),
+        "{said}"
+    );
+    client.close().await;
+}
+
+#[tokio::test]
 async fn a_modern_clients_subscription_hears_a_legacy_servers_list_changes() {
     let server = FakeServer::new(FakeConfig::legacy());
     let (_serving, end) = serving(legacy_bridge(&server));
