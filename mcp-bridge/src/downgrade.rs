@@ -43,11 +43,13 @@ const REMOVED: [&str; 5] = [
 ];
 
 /// Opens a legacy session with the server for a 2026-07-28 client and
-/// answers its `server/discover` from the server's `initialize`.
+/// answers its `server/discover` from the server's `initialize`; gives
+/// that answer and the `initialize` params sent (what a restart sends
+/// again).
 pub(crate) async fn discover(
     upstream: &Arc<dyn Transport>,
     request: &Request,
-) -> Result<Value, ErrorObject> {
+) -> Result<(Value, Value), ErrorObject> {
     let meta = request.meta().cloned().unwrap_or_default();
     let info = meta
         .get(CLIENT_INFO)
@@ -70,7 +72,7 @@ pub(crate) async fn discover(
     let id = RequestId::String("mcp-bridge-initialize".into());
     let initialized = upstream
         .request(
-            Request::new(id, INITIALIZE, Some(params)),
+            Request::new(id, INITIALIZE, Some(params.clone())),
             RequestOptions::new().no_wire_cancel(),
         )
         .await
@@ -98,7 +100,7 @@ pub(crate) async fn discover(
     if let Some(instructions) = initialized.get("instructions") {
         result["instructions"] = instructions.clone();
     }
-    Ok(result)
+    Ok((result, params))
 }
 
 /// Whether a 2026-07-28 request may go on, as a 2026-07-28 server

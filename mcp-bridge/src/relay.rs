@@ -18,8 +18,8 @@ use futures::future::BoxFuture;
 use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::meta::PROGRESS_TOKEN;
 use mcp_protocol::methods::{
-    INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED, RESOURCES_SUBSCRIBE,
-    SERVER_DISCOVER, SUBSCRIPTIONS_LISTEN, TOOLS_CALL, TOOLS_LIST,
+    INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED, NOTIFICATION_TOOLS_LIST_CHANGED,
+    RESOURCES_SUBSCRIBE, SERVER_DISCOVER, SUBSCRIPTIONS_LISTEN, TOOLS_CALL, TOOLS_LIST,
 };
 use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
 use mcp_transport::{
@@ -38,6 +38,12 @@ use crate::{suspend, translate};
 pub(crate) fn upstream_handlers(link: &Arc<Link>) -> ConnectionHandlers {
     let to_client = link.clone();
     let listener = passing(move |n| {
+        if let Some(catalog) = &to_client.search
+            && n.method == NOTIFICATION_TOOLS_LIST_CHANGED
+        {
+            // What a search finds changed, whoever listens.
+            catalog.stale();
+        }
         // A 2026-07-28 client hears list changes only on its subscriptions.
         if to_client.downgraded.initialized()
             && let Some(tagged) = to_client.subscriptions.deliver(n)
@@ -224,7 +230,10 @@ async fn relay(
         ));
     };
     let initialize = request.method == INITIALIZE;
-    if initialize {
+    // An `initialize` on a link already serving a 2026-07-28 client from
+    // its own legacy session is that client's (refused below), not a
+    // legacy client's handshake.
+    if initialize && !link.downgraded.initialized() {
         let _ = link.legacy.set(true);
         link.handshake
             .lock()
@@ -327,15 +336,18 @@ async fn relay(
 /// era: the session opened once, its discover answered from it
 /// (`Err`: the answer), any other request made fit for it.
 async fn made_legacy(
-    link: &Link,
+    link: &Arc<Link>,
     upstream: &Arc<dyn Transport>,
     request: Request,
 ) -> Result<Result<Request, Value>, ErrorObject> {
     downgrade::admit(&request)?;
-    let discovered = link
-        .downgraded
-        .get_or_try_init(|| downgrade::discover(upstream, &request))
-        .await?;
+    let discovered = match link.downgraded.get() {
+        Some(discovered) => discovered,
+        None => {
+            opened(link, upstream, &request).await?;
+            link.downgraded.get().expect("opened")
+        }
+    };
     if request.method == SERVER_DISCOVER {
         return Ok(Err(discovered.clone()));
     }
@@ -345,6 +357,36 @@ async fn made_legacy(
     } else {
         Ok(Ok(downgrade::strip(request)))
     }
+}
+
+/// Opens the legacy session once, on a task of its own: a first request
+/// given up half way (a probe's timeout, a closed stream) must not throw
+/// away the server's answer to the one `initialize` it takes. Its params
+/// are kept for a restart to send again.
+async fn opened(
+    link: &Arc<Link>,
+    upstream: &Arc<dyn Transport>,
+    request: &Request,
+) -> Result<(), ErrorObject> {
+    let (link, upstream, request) = (link.clone(), upstream.clone(), request.clone());
+    let opening = tokio::spawn(async move {
+        link.downgraded
+            .get_or_try_init(|| async {
+                let (discovered, params) = downgrade::discover(&upstream, &request).await?;
+                let mut handshake = link.handshake.lock().unwrap_or_else(|p| p.into_inner());
+                handshake.initialize = Some(params);
+                handshake.initialized = true;
+                Ok::<_, ErrorObject>(discovered)
+            })
+            .await
+            .map(|_| ())
+    });
+    opening.await.unwrap_or_else(|e| {
+        Err(ErrorObject::new(
+            INTERNAL_ERROR,
+            format!("the bridge's handshake with the legacy server stopped: {e}"),
+        ))
+    })
 }
 
 /// A 2026-07-28 client's `subscriptions/listen`, served from a legacy

@@ -439,8 +439,17 @@ impl Suspended {
         let (answer, answered) = oneshot::channel();
         {
             let state = self.state();
-            let route = match during.and_then(|id| state.routes.get(id)) {
-                Some(route) => route,
+            // A request the transport names a call for goes to that call
+            // or to none: never to another (on HTTP, maybe another
+            // client's). Only an unnamed one may be placed on the one call
+            // running.
+            let route = match during {
+                Some(id) => state.routes.get(id).ok_or_else(|| {
+                    invalid(format!(
+                        "{} came during a request that cannot ask the client (only tools/call, prompts/get and resources/read can, in 2026-07-28)",
+                        request.method
+                    ))
+                })?,
                 None => only_running(&state.routes, &request.method)?,
             };
             if route.to.send(Asked { request, answer }).is_err() {

@@ -312,6 +312,75 @@ fn a_server_that_dies_is_restarted_within_the_budget_and_the_session_goes_on() {
 }
 
 #[test]
+fn a_legacy_server_restarted_under_a_2026_07_28_client_is_initialized_again() {
+    let server = server();
+    let mut bridge = Running::start_args(
+        &[
+            "--era",
+            "legacy",
+            "bridge",
+            "--restarts",
+            "1",
+            "--",
+            &server,
+            "--era",
+            "legacy",
+        ],
+        &[],
+    );
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
+    });
+    let answer_to = |bridge: &mut Running, id: u64| loop {
+        let message = bridge.read();
+        if message["id"] == id {
+            return message;
+        }
+    };
+    bridge.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": {"_meta": meta}}),
+    );
+    let discovered = answer_to(&mut bridge, 1);
+    assert_eq!(
+        discovered["result"]["supportedVersions"][0], "2026-07-28",
+        "{discovered}"
+    );
+    let first = children(bridge.child.id())
+        .first()
+        .copied()
+        .expect("the bridge runs the server as its child");
+    Command::new("kill")
+        .args(["-KILL", &first.to_string()])
+        .status()
+        .unwrap();
+    // Once the bridge has seen the server go (a call then says it was
+    // lost), the new server is initialized as the first was, before the
+    // call: a legacy server refuses requests before its handshake.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut id = 2;
+    let answer = loop {
+        bridge.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "again"}, "_meta": meta}}));
+        let answer = answer_to(&mut bridge, id);
+        let lost = answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("lost the server"));
+        if !lost || Instant::now() > deadline {
+            break answer;
+        }
+        id += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(answer["result"]["content"][0]["text"], "again", "{answer}");
+    assert_ne!(children(bridge.child.id()).first(), Some(&first));
+    drop(bridge.child.stdin.take());
+    assert_eq!(bridge.exit_within(Duration::from_secs(5)), 0);
+}
+
+#[test]
 fn hidden_tools_are_left_out_of_the_list_and_refused() {
     let server = server();
     let mut bridge = Running::start_args(
