@@ -87,6 +87,7 @@ pub mod fuzzing;
 #[cfg(feature = "http")]
 mod http;
 mod link;
+mod listen;
 mod policy;
 mod relay;
 mod relayed;

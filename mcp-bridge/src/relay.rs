@@ -19,7 +19,7 @@ use mcp_protocol::error_codes::INTERNAL_ERROR;
 use mcp_protocol::meta::PROGRESS_TOKEN;
 use mcp_protocol::methods::{
     INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED, NOTIFICATION_TOOLS_LIST_CHANGED,
-    RESOURCES_SUBSCRIBE, SERVER_DISCOVER, SUBSCRIPTIONS_LISTEN, TOOLS_CALL, TOOLS_LIST,
+    SERVER_DISCOVER, SUBSCRIPTIONS_LISTEN, TOOLS_CALL, TOOLS_LIST,
 };
 use mcp_protocol::{ErrorObject, Notification, Request, RequestId};
 use mcp_transport::{
@@ -31,7 +31,7 @@ use crate::downgrade;
 use crate::link::{Link, UpstreamEra};
 use crate::relayed::{as_sent, passing, relayed_error};
 use crate::tool_search::{self, Asked, Index};
-use crate::{suspend, translate};
+use crate::{listen, suspend, translate};
 
 /// What the upstream connection does with what the server sends unasked:
 /// notifications go to the client, requests to the client and back.
@@ -265,7 +265,7 @@ async fn relay(
     if downgraded {
         match made_legacy(&link, &upstream, request).await? {
             Ok(fit) if fit.method == SUBSCRIPTIONS_LISTEN => {
-                return subscribed(&link, &upstream, fit).await;
+                return listen::subscribed(&link, &upstream, fit).await;
             }
             Ok(fit) => request = fit,
             Err(discovered) => return Ok(discovered),
@@ -387,48 +387,6 @@ async fn opened(
             format!("the bridge's handshake with the legacy server stopped: {e}"),
         ))
     })
-}
-
-/// A 2026-07-28 client's `subscriptions/listen`, served from a legacy
-/// server's notifications (its resources subscribed to upstream): open
-/// until the client cancels it or leaves.
-async fn subscribed(
-    link: &Arc<Link>,
-    upstream: &Arc<dyn Transport>,
-    request: Request,
-) -> Result<Value, ErrorObject> {
-    let capabilities = link
-        .downgraded
-        .get()
-        .and_then(|d| d.get("capabilities"))
-        .cloned()
-        .unwrap_or_default();
-    let id = request.id.clone();
-    let (ack, resources) = link
-        .subscriptions
-        .open(&id, request.params.as_ref(), &capabilities);
-    let _open = Open(link.clone(), id.clone());
-    for uri in resources {
-        let subscribe = Request::new(
-            RequestId::String(format!("mcp-bridge-subscribe-{id}-{uri}")),
-            RESOURCES_SUBSCRIBE,
-            Some(serde_json::json!({ "uri": uri })),
-        );
-        if let Err(e) = upstream.request(subscribe, RequestOptions::new()).await {
-            tracing::debug!(error = %e, %uri, "the server refused a resource subscription");
-        }
-    }
-    link.notify_client_during(ack, Some(&id));
-    futures::future::pending().await
-}
-
-/// A subscription open while it lives.
-struct Open(Arc<Link>, RequestId);
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        self.0.subscriptions.close(&self.1);
-    }
 }
 
 /// The server's failure of a relayed request, as the client gets it (with

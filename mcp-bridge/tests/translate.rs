@@ -338,6 +338,35 @@ async fn roots_the_call_did_not_declare_are_refused_to_the_server_and_the_call_g
 }
 
 #[tokio::test]
+async fn a_resource_followed_by_a_closed_subscription_is_unsubscribed_upstream() {
+    let server = FakeServer::new(FakeConfig::legacy());
+    let (_serving, end) = serving(legacy_bridge(&server));
+    let client = end.client(answering()).await;
+    let watch = mcp_client::Watch::new().resource("fake://counter");
+    let subscription = client.subscribe(watch).await.unwrap();
+    let sent = |method: &str| {
+        server
+            .received(0)
+            .iter()
+            .filter(|m| matches!(m, Message::Request(r) if r.method == method))
+            .count()
+    };
+    assert_eq!(sent("resources/subscribe"), 1);
+    drop(subscription);
+    let unsubscribed = tokio::time::timeout(Duration::from_secs(5), async {
+        while sent("resources/unsubscribe") == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(
+        unsubscribed.is_ok(),
+        "no resources/unsubscribe reached the server"
+    );
+    client.close().await;
+}
+
+#[tokio::test]
 async fn a_modern_clients_subscription_hears_a_legacy_servers_list_changes() {
     let server = FakeServer::new(FakeConfig::legacy());
     let (_serving, end) = serving(legacy_bridge(&server));

@@ -27,13 +27,16 @@ use mcp_protocol::error_codes::{
 };
 use mcp_protocol::meta::CLIENT_CAPABILITIES;
 use mcp_protocol::methods::{
-    ELICITATION_CREATE, PING, PROMPTS_GET, RESOURCES_READ, ROOTS_LIST, SAMPLING_CREATE_MESSAGE,
-    TOOLS_CALL,
+    ELICITATION_CREATE, PING, PROMPTS_GET, RESOURCES_READ, ROOTS_LIST, TOOLS_CALL,
 };
 use mcp_protocol::{ErrorObject, Request, RequestId};
 use mcp_transport::{RequestOptions, ResponseFuture, Transport};
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
+
+mod capabilities;
+
+use capabilities::{capability_of, declares};
 
 use crate::downgrade;
 use crate::relayed::relayed_error;
@@ -107,8 +110,9 @@ struct Call {
 
 impl Call {
     /// Keeps a server request to ask the client, under a key of its own.
-    /// One the client's request did not declare the capability for is not
-    /// asked. An elicitation is declined (no one can be shown it). A
+    /// One the client's request did not declare the capability for (down
+    /// to its kind: see [`declares`]) is not asked. An elicitation is
+    /// declined (no one can be shown it). A
     /// `roots/list` gets the error a client without roots gives
     /// (`-32601`) and the call goes on: legacy servers ask for roots on
     /// their own too, which over stdio looks like a request during the one
@@ -119,7 +123,7 @@ impl Call {
         let declared = self
             .capabilities
             .as_ref()
-            .is_none_or(|c| c.get(capability).is_some());
+            .is_none_or(|c| declares(c, &asked.request));
         if declared {
             self.keys += 1;
             self.open.push((format!("r{}", self.keys), asked));
@@ -182,16 +186,6 @@ fn invalid(why: impl Into<String>) -> ErrorObject {
 fn target_of(request: &Request) -> Option<Value> {
     let params = request.params.as_ref()?;
     params.get("name").or_else(|| params.get("uri")).cloned()
-}
-
-/// The client capability a server request needs.
-fn capability_of(method: &str) -> Option<&'static str> {
-    match method {
-        ELICITATION_CREATE => Some("elicitation"),
-        SAMPLING_CREATE_MESSAGE => Some("sampling"),
-        ROOTS_LIST => Some("roots"),
-        _ => None,
-    }
 }
 
 /// 256 random bits, as hex.
