@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::Instrument;
 
 use crate::link::{Link, UpstreamEra};
+use crate::passthrough::Passthrough;
 use crate::policy::ToolPolicy;
 use crate::relay::{downstream_handlers, upstream_handlers};
 use crate::restart::{Budget, Restarts, restart};
@@ -366,17 +367,25 @@ impl Bridge {
             self.tool_search,
             self.held,
         ));
+        let passthrough = Passthrough::of(&link);
+        if let Some(passthrough) = &passthrough {
+            let _ = link.server_lines.set(passthrough.from_server());
+        }
         let upstream = self
             .upstream
             .connect(upstream_handlers(&link))
             .await
             .map_err(BridgeError::Connect)?;
         link.set_upstream(upstream);
+        let mut handlers = downstream_handlers(&link);
+        if let Some(passthrough) = &passthrough {
+            handlers = handlers.with_line_tap(passthrough.from_client());
+        }
         let downstream = Arc::new(
             StreamTransport::builder()
                 .name("client")
                 .max_message_size(self.max_message_size)
-                .build(reader, writer, downstream_handlers(&link)),
+                .build(reader, writer, handlers),
         );
         link.set_downstream(downstream.clone());
         let connector = self.upstream.clone();
@@ -388,10 +397,16 @@ impl Bridge {
                 tokio::select! {
                     () = downstream.ended() => {
                         tracing::info!("the client left; closing the server's session");
+                        if let Some(passthrough) = &passthrough {
+                            passthrough.client_gone(&upstream);
+                        }
                         upstream.close().await;
                         return Ok(Ended::ClientLeft);
                     }
                     () = gone(&upstream) => {}
+                }
+                if let Some(passthrough) = &passthrough {
+                    passthrough.server_gone(&upstream);
                 }
                 // The client's calls in flight fail with an error that
                 // says the server is gone and they may have run.

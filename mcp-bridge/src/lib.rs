@@ -88,6 +88,7 @@ pub mod fuzzing;
 mod http;
 mod link;
 mod listen;
+mod passthrough;
 mod policy;
 mod relay;
 mod relayed;

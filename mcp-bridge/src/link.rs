@@ -35,6 +35,10 @@ pub(crate) trait Downstream: Send + Sync + 'static {
     /// Sends the client a request (the server's, relayed) and waits for
     /// its answer.
     fn request(&self, request: Request, during: Option<&RequestId>) -> ResponseFuture;
+    /// Where lines for the client go as they are, if it takes them.
+    fn line_sender(&self) -> Option<mcp_transport::LineSender> {
+        None
+    }
 }
 
 /// A client over one byte stream: every message goes on it, whatever it
@@ -49,6 +53,9 @@ impl Downstream for mcp_transport_stdio::StreamTransport {
     }
     fn request(&self, request: Request, _: Option<&RequestId>) -> ResponseFuture {
         Transport::request(self, request, RequestOptions::new())
+    }
+    fn line_sender(&self) -> Option<mcp_transport::LineSender> {
+        Transport::line_sender(self)
     }
 }
 
@@ -120,6 +127,10 @@ pub(crate) struct Link {
     /// The `subscriptions/listen` of a 2026-07-28 client of a legacy
     /// server, served from its notifications.
     pub(crate) subscriptions: Subscriptions,
+    /// The tap on the server's lines, when the client's calls may pass
+    /// to it as lines (see `passthrough.rs`): every connection to the
+    /// server, a restart's too, is made with it.
+    pub(crate) server_lines: OnceLock<Arc<dyn mcp_transport::LineTap>>,
 }
 
 impl Link {

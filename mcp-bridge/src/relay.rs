@@ -55,7 +55,12 @@ pub(crate) fn upstream_handlers(link: &Arc<Link>) -> ConnectionHandlers {
             to_client.notify_client(n.clone());
         }
     });
-    ConnectionHandlers::new(listener).with_server_requests(Arc::new(ToClient(link.clone())))
+    let handlers =
+        ConnectionHandlers::new(listener).with_server_requests(Arc::new(ToClient(link.clone())));
+    match link.server_lines.get() {
+        Some(tap) => handlers.with_line_tap(tap.clone()),
+        None => handlers,
+    }
 }
 
 /// What the downstream connection does with what the client sends: its

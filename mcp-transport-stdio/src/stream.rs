@@ -363,6 +363,10 @@ impl Transport for StreamTransport {
         self.engine.notify(notification)
     }
 
+    fn line_sender(&self) -> Option<mcp_transport::LineSender> {
+        self.engine.line_sender()
+    }
+
     fn close(&self) -> BoxFuture<'static, ()> {
         let closed = self.engine.close();
         // Nothing to wait for: a writer blocked on a peer that does not

@@ -82,6 +82,9 @@ fn handle_line(engine: &Engine, line: &[u8]) {
     if line.iter().all(u8::is_ascii_whitespace) {
         return;
     }
+    if engine.line_tap().is_some_and(|tap| tap.take(line)) {
+        return;
+    }
     // The commonest line, a small success answer, goes to its caller
     // unparsed. A large one is parsed here, once: handing it on as text
     // would cost a pass to find where it ends and a copy of it.

@@ -467,7 +467,21 @@ impl Engine {
         }
     }
 
-    fn terminal(&self) -> TransportError {
+    pub(crate) fn queue(&self) -> &Queue {
+        &self.inner.outbound
+    }
+
+    /// The tap that sees each line before this engine, if its handlers
+    /// have one ([`ConnectionHandlers::with_line_tap`]).
+    pub fn line_tap(&self) -> Option<&Arc<dyn crate::LineTap>> {
+        self.inner.handlers.line_tap.as_ref()
+    }
+
+    pub(crate) fn ended(&self) -> Option<TransportError> {
+        self.inner.correlator.terminal_error()
+    }
+
+    pub(crate) fn terminal(&self) -> TransportError {
         self.inner
             .correlator
             .terminal_error()
@@ -633,6 +647,14 @@ impl Transport for Engine {
     /// The engine splices the shared `_meta` into each request itself.
     fn profile(&self) -> TransportProfile {
         TransportProfile::new().takes_shared_meta(true)
+    }
+
+    /// An engine made with [`Engine::with_lines`] queues lines as they
+    /// are; one of messages does not.
+    fn line_sender(&self) -> Option<crate::LineSender> {
+        self.inner
+            .lines
+            .then(|| crate::LineSender::new(self.clone()))
     }
 }
 

@@ -110,6 +110,10 @@ pub struct ConnectionHandlers {
     pub server_requests: Option<Arc<dyn ServerRequestHandler>>,
     /// The connection's bounds.
     pub limits: ConnectionLimits,
+    /// Sees each line a newline-delimited transport reads before its
+    /// engine, and may take it ([`LineTap`](crate::LineTap)); other
+    /// transports never call it.
+    pub line_tap: Option<Arc<dyn crate::LineTap>>,
 }
 
 impl ConnectionHandlers {
@@ -121,6 +125,7 @@ impl ConnectionHandlers {
             events: Listener::sink(),
             server_requests: None,
             limits: ConnectionLimits::default(),
+            line_tap: None,
         }
     }
 
@@ -148,6 +153,13 @@ impl ConnectionHandlers {
         self
     }
 
+    /// The same handlers, each line read shown to `tap` first (on a
+    /// newline-delimited transport).
+    pub fn with_line_tap(mut self, tap: Arc<dyn crate::LineTap>) -> Self {
+        self.line_tap = Some(tap);
+        self
+    }
+
     /// The same handlers with other limits.
     pub fn with_limits(mut self, limits: ConnectionLimits) -> Self {
         self.limits = limits;
@@ -162,6 +174,7 @@ impl std::fmt::Debug for ConnectionHandlers {
             .field("events", &self.events)
             .field("server_requests", &self.server_requests.is_some())
             .field("limits", &self.limits)
+            .field("line_tap", &self.line_tap.is_some())
             .finish()
     }
 }

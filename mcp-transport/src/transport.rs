@@ -71,6 +71,13 @@ pub trait Transport: Send + Sync {
     fn profile(&self) -> TransportProfile {
         TransportProfile::new()
     }
+
+    /// Where lines of JSON go out as they are, on a newline-delimited
+    /// transport that takes them (see [`crate::LineSender`]); the default,
+    /// `None`, says it does not.
+    fn line_sender(&self) -> Option<crate::LineSender> {
+        None
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Arc<T> {
@@ -89,6 +96,9 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
     fn profile(&self) -> TransportProfile {
         (**self).profile()
     }
+    fn line_sender(&self) -> Option<crate::LineSender> {
+        (**self).line_sender()
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -106,6 +116,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn profile(&self) -> TransportProfile {
         (**self).profile()
+    }
+    fn line_sender(&self) -> Option<crate::LineSender> {
+        (**self).line_sender()
     }
 }
 

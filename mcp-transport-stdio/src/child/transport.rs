@@ -225,6 +225,10 @@ impl Transport for ChildTransport {
         self.engine.notify(notification)
     }
 
+    fn line_sender(&self) -> Option<mcp_transport::LineSender> {
+        self.engine.line_sender()
+    }
+
     /// Fails pending requests with [`TransportError::Closed`] at once, then
     /// shuts the server down: stdin closed, `close_grace`, `SIGTERM` to the
     /// group, `term_grace`, `SIGKILL` to the group. The returned future
