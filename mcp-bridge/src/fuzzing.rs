@@ -1,4 +1,5 @@
-//! The parsers of the HTTP side that read outside bytes, driven over
+//! The parsers that read outside bytes (the HTTP side's, and the
+//! envelope of a line passed through), driven over
 //! bytes held in memory, for the workspace's fuzz targets (`fuzz/`) and
 //! their replay on stable. Not part of the API: hidden from the docs and
 //! free to change.
@@ -62,4 +63,10 @@ pub fn resume(events: usize, last_event_id: &str) -> Option<usize> {
         replayed += 1;
     }
     Some(replayed)
+}
+
+/// The id and method of a line the bridge may pass through unparsed, or
+/// `None` when the engine is left to read it.
+pub fn envelope(line: &[u8]) -> Option<(Option<RequestId>, Option<String>)> {
+    crate::passthrough::envelope_of(line)
 }

@@ -364,10 +364,20 @@ impl<'a> Envelope<'a> {
         if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
             return None;
         }
-        serde_json::from_slice::<Envelope>(line)
+        // The fields skipped are not checked for UTF-8; a line passed on
+        // whole must be text, or the engine reads it and says so.
+        let text = std::str::from_utf8(line).ok()?;
+        serde_json::from_str::<Envelope>(text)
             .ok()
             .filter(|e| e.jsonrpc == "2.0")
     }
+}
+
+/// What the envelope of `line` says, if it is one the bridge may pass:
+/// its id and method (for `fuzzing.rs`).
+#[cfg(feature = "http")]
+pub(crate) fn envelope_of(line: &[u8]) -> Option<(Option<RequestId>, Option<String>)> {
+    Envelope::read(line).map(|e| (e.id, e.method.map(Cow::into_owned)))
 }
 
 /// The client's side as lines, if it takes them.
@@ -414,6 +424,8 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"ping"} trailing"#,
             b"not json",
+            // Not UTF-8 in a field the envelope skips.
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":1,\"message\":\"\xee\"}}",
         ] {
             assert!(
                 Envelope::read(not).is_none(),

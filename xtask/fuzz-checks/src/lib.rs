@@ -9,6 +9,7 @@
 //! `fuzz/regressions/`) are named.
 
 mod bridge_http;
+mod bridge_lines;
 mod cassette;
 mod engine;
 mod framing;
@@ -20,6 +21,7 @@ mod sse;
 mod www_authenticate;
 
 pub use bridge_http::bridge_http;
+pub use bridge_lines::bridge_lines;
 pub use cassette::cassette;
 pub use engine::engine;
 pub use framing::framing;
@@ -45,6 +47,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("mcp_servers", mcp_servers),
     ("engine", engine),
     ("bridge_http", bridge_http),
+    ("bridge_lines", bridge_lines),
 ];
 
 /// Splits `input` into chunks of 1 to 16 bytes, their sizes drawn from
