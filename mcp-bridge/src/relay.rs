@@ -246,26 +246,7 @@ async fn relay(
             .initialize = request.params.clone();
     }
     let _counted = Counted::new(&link.in_flight);
-    // Progress reaches a call only through a listener of its own
-    // (anything else tied to a call goes on to the connection's); it goes
-    // to the client as it comes. So do a subscription's notifications.
-    let tied = (request.method == SUBSCRIPTIONS_LISTEN
-        || request
-            .meta()
-            .is_some_and(|m| m.contains_key(PROGRESS_TOKEN)))
-    .then(|| (link.clone(), request.id.clone()));
-    let listened = move || {
-        let options = RequestOptions::new();
-        match &tied {
-            Some((link, during)) => {
-                let (link, during) = (link.clone(), during.clone());
-                options.listener(passing(move |n| {
-                    link.notify_client_during(n.clone(), Some(&during))
-                }))
-            }
-            None => options,
-        }
-    };
+    let listened = listened_for(&link, &request);
     let downgraded = link.upstream_era == UpstreamEra::Legacy && !link.legacy();
     if downgraded {
         match made_legacy(&link, &upstream, request).await? {
@@ -292,8 +273,59 @@ async fn relay(
     if handshake && link.upstream_era == UpstreamEra::Modern {
         return translated(&link, &upstream, &request).await;
     }
-    let mut options = listened();
-    let handshake = handshake.then(|| request.clone());
+    let as_is = AsIs {
+        initialize,
+        handshake,
+        downgraded,
+    };
+    relay_as_is(&link, &upstream, request, headers, listened(), as_is).await
+}
+
+/// How a request goes on in the era it came in.
+struct AsIs {
+    initialize: bool,
+    /// A legacy client's handshake, translated if the server refuses it.
+    handshake: bool,
+    /// A 2026-07-28 client's request made fit for a legacy session.
+    downgraded: bool,
+}
+
+/// The options of each request `request` becomes: progress reaches a
+/// call only through a listener of its own (anything else tied to a call
+/// goes on to the connection's), and goes to the client as it comes; so
+/// do a subscription's notifications.
+fn listened_for(link: &Arc<Link>, request: &Request) -> impl Fn() -> RequestOptions + use<> {
+    let tied = (request.method == SUBSCRIPTIONS_LISTEN
+        || request
+            .meta()
+            .is_some_and(|m| m.contains_key(PROGRESS_TOKEN)))
+    .then(|| (link.clone(), request.id.clone()));
+    move || {
+        let options = RequestOptions::new();
+        match &tied {
+            Some((link, during)) => {
+                let (link, during) = (link.clone(), during.clone());
+                options.listener(passing(move |n| {
+                    link.notify_client_during(n.clone(), Some(&during))
+                }))
+            }
+            None => options,
+        }
+    }
+}
+
+/// A request relayed in its own era: `Mcp-Param-*` headers for a
+/// 2026-07-28 call, the tool policy, a call the server may ask during
+/// held for the client's retry, and the answer as the client should get it.
+async fn relay_as_is(
+    link: &Arc<Link>,
+    upstream: &Arc<dyn Transport>,
+    request: Request,
+    headers: Vec<(String, String)>,
+    mut options: RequestOptions,
+    how: AsIs,
+) -> Result<Value, ErrorObject> {
+    let handshake = how.handshake.then(|| request.clone());
     let method = request.method.clone();
     options.headers = if headers.is_empty() && method == TOOLS_CALL && !link.legacy() {
         // A 2026-07-28 call mirrors its annotated arguments in headers,
@@ -302,7 +334,7 @@ async fn relay(
     } else {
         headers
     };
-    if initialize {
+    if how.initialize {
         // The spec says initialize is never cancelled.
         options = options.no_wire_cancel();
     }
@@ -310,9 +342,9 @@ async fn relay(
     if policed && method == TOOLS_CALL {
         link.tools.check_call(request.params.as_ref())?;
     }
-    if downgraded && suspend::may_suspend(&method) {
+    if how.downgraded && suspend::may_suspend(&method) {
         // The server may ask during the call: held for the client's retry.
-        let relayed = link.suspended.relay(&upstream, request, options).await;
+        let relayed = link.suspended.relay(upstream, request, options).await;
         let result = relayed.map_err(downgrade::modern_error)?;
         return Ok(downgrade::hinted(&method, result));
     }
@@ -324,16 +356,16 @@ async fn relay(
                     link.tools.filter_list(&mut result);
                 }
             }
-            if downgraded {
+            if how.downgraded {
                 result = downgrade::hinted(&method, result);
             }
             Ok(as_sent(result, link.legacy()))
         }
         Err(error) if handshake.is_some() && translate::refuses_handshake(&error) => {
             let request = handshake.expect("checked");
-            translated(&link, &upstream, &request).await
+            translated(link, upstream, &request).await
         }
-        Err(error) => Err(upstream_error(&link, &method, error)),
+        Err(error) => Err(upstream_error(link, &method, error)),
     }
 }
 
