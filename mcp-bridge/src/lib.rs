@@ -31,6 +31,12 @@
 //! ([`Ended::ServerGone`]). When the client leaves (stdin's end), the
 //! server's session is closed (a child process is shut down).
 //!
+//! From a byte stream to a command, with no tool policy, tool search or
+//! translation between them, a call and its answer pass as the very lines
+//! the client and the server wrote once the handshake is done: the bridge
+//! reads only their envelope (id, method, progress token), so a call
+//! costs little more than a pipe between them would.
+//!
 //! The server is reached through any [`mcp_transport::Connector`]: a
 //! [`StdioCommand`](mcp_transport_stdio::StdioCommand), the HTTP transport,
 //! a server of a servers file.
@@ -72,6 +78,8 @@
 //! * `getrandom`: the random `requestState` of a call held for a
 //!   2026-07-28 client's retry ([`Bridge::suspended_calls`]), and the
 //!   random session ids of [`Bridge::serve_http`].
+//! * `serde` (derive) and `memchr`: the envelope of a line passed through
+//!   unparsed (its id, method and progress token), read in place.
 //! * `tokio`, `futures`, `serde_json`, `tracing`, `thiserror`: the runtime,
 //!   futures, messages, logs (span `mcp_bridge`) and errors.
 
