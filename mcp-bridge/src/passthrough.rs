@@ -21,10 +21,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use mcp_protocol::error_codes::INVALID_REQUEST;
-use mcp_protocol::framing::encode_line_into;
+use mcp_protocol::framing::{encode_line_into, sniff};
 use mcp_protocol::meta::PROGRESS_TOKEN;
-use mcp_protocol::methods::{INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_PROGRESS};
-use mcp_protocol::{ErrorObject, ErrorResponse, Message, RequestId};
+use mcp_protocol::methods::{
+    INITIALIZE, NOTIFICATION_CANCELLED, NOTIFICATION_INITIALIZED, NOTIFICATION_PROGRESS,
+};
+use mcp_protocol::{ErrorObject, ErrorResponse, Inbound, Message, RequestId};
 use mcp_transport::{GoneInfo, LineKind, LineSender, LineTap, Transport, TransportError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -39,9 +41,9 @@ pub(crate) struct Passthrough {
     /// `pending`'s size, read without the lock by every line the server
     /// sends.
     waiting: AtomicUsize,
-    /// The client began with `initialize`: nothing passes until its
-    /// `notifications/initialized` (the engine sees the handshake, and may
-    /// find the server needs translating).
+    /// The client sent `initialize` and not yet its
+    /// `notifications/initialized`: nothing passes meanwhile (the engine
+    /// sees the handshake, and may find the server needs translating).
     handshaking: AtomicBool,
     /// Set once lines pass; a plain link stays so.
     open: AtomicBool,
@@ -74,18 +76,15 @@ impl Passthrough {
         Arc::new(FromServer(self.clone()))
     }
 
-    /// Whether the client's lines may pass now.
+    /// Whether the client's lines may pass now: not during a handshake,
+    /// nor once it found the eras need translating (which is decided
+    /// before the `initialize` answer goes out, so before the client's
+    /// `notifications/initialized`).
     fn is_open(&self, link: &Link) -> bool {
         if self.open.load(Ordering::Acquire) {
             return true;
         }
-        let done = !self.handshaking.load(Ordering::Acquire)
-            || link
-                .handshake
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .initialized;
-        let open = done && link.translation.get().is_none();
+        let open = !self.handshaking.load(Ordering::Acquire) && link.translation.get().is_none();
         if open {
             self.open.store(true, Ordering::Release);
         }
@@ -157,7 +156,7 @@ impl Passthrough {
                 NOTIFICATION_CANCELLED,
                 Some(serde_json::json!({ "requestId": id, "reason": "the client left" })),
             ));
-            let _ = lines.send(encoded(&cancel), LineKind::Notification);
+            let _ = lines.send(encoded(&cancel), LineKind::Cancel);
         }
     }
 
@@ -224,8 +223,10 @@ impl Passthrough {
         if self.forget(&request_id).is_none() {
             return false;
         }
-        if let Some(upstream) = link.upstream().and_then(|u| u.line_sender()) {
-            let _ = upstream.send(line.to_vec(), LineKind::Notification);
+        if let Some(upstream) = link.upstream().and_then(|u| u.line_sender())
+            && let Err(e) = upstream.send(line.to_vec(), LineKind::Cancel)
+        {
+            tracing::debug!(error = %e, "a cancel for the server was not sent");
         }
         true
     }
@@ -252,6 +253,10 @@ impl LineTap for FromClient {
                 self.0
                     .pass_request(&link, id, method, envelope.params, line)
             }
+            (None, Some(NOTIFICATION_INITIALIZED)) => {
+                self.0.handshaking.store(false, Ordering::Release);
+                false
+            }
             (None, Some(NOTIFICATION_CANCELLED)) => {
                 self.0.pass_cancel(&link, envelope.params, line)
             }
@@ -270,7 +275,7 @@ impl LineTap for FromServer {
             return false;
         }
         let Some(envelope) = Envelope::read(line) else {
-            return false;
+            return self.0.unreadable(line);
         };
         let ours = match (&envelope.id, envelope.method.as_deref()) {
             (Some(id), None) => self.0.forget(id).is_some(),
@@ -286,15 +291,67 @@ impl LineTap for FromServer {
             Some(_) => LineKind::Answer,
             None => LineKind::Notification,
         };
-        match self.0.link.upgrade().and_then(|link| client_lines(&link)) {
+        self.0.to_client(line.to_vec(), kind);
+        true
+    }
+
+    fn too_large(&self, prefix: &[u8], size: usize, limit: usize) {
+        if self.0.waiting.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let sniffed = sniff(prefix);
+        if let Some(id) = sniffed.id.filter(|_| !sniffed.request) {
+            self.0
+                .failed(id, TransportError::MessageTooLarge { size, limit });
+        }
+    }
+}
+
+impl Passthrough {
+    /// A line of the server's whose envelope is not one to pass (not
+    /// UTF-8, say), while calls wait: if it answers one, the client still
+    /// gets an answer, the message as the engine reads it or an error that
+    /// says why it could not be read. Taken only in the first case; the
+    /// engine still reports the second.
+    fn unreadable(&self, line: &[u8]) -> bool {
+        match Inbound::parse(line) {
+            Ok(Inbound::Single(message @ (Message::Response(_) | Message::Error(_)))) => {
+                let ours = message.id().is_some_and(|id| self.forget(id).is_some());
+                if ours {
+                    self.to_client(encoded(&message), LineKind::Answer);
+                }
+                ours
+            }
+            Err(e) if !e.request => {
+                if let Some(id) = e.id {
+                    let detail = e.kind.to_string();
+                    self.failed(id, TransportError::Malformed { detail });
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// The server's answer to `id` could not be read: the client gets the
+    /// error a relayed call gets, if `id` is a call passed through.
+    fn failed(&self, id: RequestId, error: TransportError) {
+        if let Some(method) = self.forget(&id)
+            && let Some(link) = self.link.upgrade()
+        {
+            answer_error(&link, id, relayed_error(&method, error, "server"));
+        }
+    }
+
+    fn to_client(&self, line: Vec<u8>, kind: LineKind) {
+        match self.link.upgrade().and_then(|link| client_lines(&link)) {
             Some(client) => {
-                if let Err(e) = client.send(line.to_vec(), kind) {
+                if let Err(e) = client.send(line, kind) {
                     tracing::debug!(error = %e, "a line for the client was not sent");
                 }
             }
             None => tracing::debug!("a line for the client after it was gone"),
         }
-        true
     }
 }
 

@@ -38,6 +38,12 @@ impl Peer {
         self.write.flush().await.unwrap();
     }
 
+    async fn send_bytes(&mut self, line: &[u8]) {
+        self.write.write_all(line).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
+        self.write.flush().await.unwrap();
+    }
+
     async fn read(&mut self) -> String {
         tokio::time::timeout(Duration::from_secs(5), self.lines.next_line())
             .await
@@ -57,13 +63,31 @@ impl Peer {
 fn bridged(
     make: impl FnOnce(Connect) -> Bridge,
 ) -> (JoinHandle<Result<Ended, BridgeError>>, Peer, Peer) {
+    bridged_with(make, None)
+}
+
+/// A plain bridge whose server side reads messages of at most `limit`
+/// bytes.
+fn bridged_reading_at_most(limit: usize) -> (JoinHandle<Result<Ended, BridgeError>>, Peer, Peer) {
+    bridged_with(Bridge::new, Some(limit))
+}
+
+fn bridged_with(
+    make: impl FnOnce(Connect) -> Bridge,
+    limit: Option<usize>,
+) -> (JoinHandle<Result<Ended, BridgeError>>, Peer, Peer) {
     let (server_end, bridge_end) = tokio::io::duplex(1 << 16);
     let upstream = Arc::new(Mutex::new(Some(bridge_end)));
     let connect: Connect = Box::new(move |handlers: ConnectionHandlers| {
         let stream = upstream.lock().unwrap().take();
         Box::pin(async move {
             let stream = stream.ok_or(mcp_transport::TransportError::Closed)?;
-            Ok(Arc::new(StreamTransport::duplex(stream, handlers)) as Arc<dyn Transport>)
+            let (read, write) = tokio::io::split(stream);
+            let mut builder = StreamTransport::builder().name("server");
+            if let Some(limit) = limit {
+                builder = builder.max_message_size(limit);
+            }
+            Ok(Arc::new(builder.build(read, write, handlers)) as Arc<dyn Transport>)
         })
     });
     let (client_end, serving_end) = tokio::io::duplex(1 << 16);
@@ -294,12 +318,75 @@ async fn junk_on_either_side_costs_only_itself() {
     client.send(call).await;
     assert_eq!(server.read().await, call);
     server.send("garbage from the server").await;
-    server
-        .send(r#"{"jsonrpc":"1.0","id":11,"result":{}}"#)
-        .await;
     let answer = r#"{"jsonrpc":"2.0","id":11,"result":{"content":[]}}"#;
     server.send(answer).await;
     assert_eq!(client.read().await, answer, "only the well-formed answer");
+}
+
+#[tokio::test]
+async fn an_answer_that_cannot_pass_as_written_still_reaches_its_caller() {
+    let (_serving, mut client, mut server) = bridged_reading_at_most(1024);
+    handshake(&mut client, &mut server).await;
+    for id in 20..24 {
+        client
+            .send(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"x"}}}}"#
+            ))
+            .await;
+        server.read().await;
+    }
+    // Not UTF-8: the caller is told the answer could not be read.
+    server
+        .send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":20,\"result\":{\"text\":\"\xee\"}}")
+        .await;
+    // Not JSON-RPC 2.0: the same.
+    server
+        .send(r#"{"jsonrpc":"1.0","id":21,"result":{}}"#)
+        .await;
+    // Over the limit: the caller is told its size.
+    let big = "x".repeat(4096);
+    server
+        .send(&format!(
+            r#"{{"jsonrpc":"2.0","id":22,"result":{{"text":"{big}"}}}}"#
+        ))
+        .await;
+    // A member twice, which the engine reads: passed on as it reads it.
+    server
+        .send(r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":23,"result":{"content":[]}}"#)
+        .await;
+    let mut answers = std::collections::BTreeMap::new();
+    for _ in 20..24 {
+        let answer = client.read_json().await;
+        answers.insert(answer["id"].as_i64().unwrap(), answer);
+    }
+    let message = |id: i64| {
+        answers[&id]["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        message(20).contains("not valid JSON-RPC"),
+        "{}",
+        answers[&20]
+    );
+    assert!(
+        message(21).contains("not valid JSON-RPC"),
+        "{}",
+        answers[&21]
+    );
+    assert!(message(22).contains("1024"), "{}", answers[&22]);
+    assert_eq!(
+        answers[&23]["result"]["content"],
+        json!([]),
+        "{}",
+        answers[&23]
+    );
+    // Nothing is left waiting: the ids are free again.
+    client
+        .send(r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"x"}}"#)
+        .await;
+    assert_eq!(server.read_json().await["id"], 20);
 }
 
 #[tokio::test]
@@ -317,4 +404,44 @@ async fn under_a_tool_policy_every_line_goes_through_the_engine() {
     client.send(call).await;
     let relayed = server.read().await;
     assert_ne!(relayed, call, "relayed, so written anew");
+}
+
+#[tokio::test]
+async fn a_second_handshake_holds_lines_until_it_ends() {
+    let (_serving, mut client, mut server) = plain();
+    handshake(&mut client, &mut server).await;
+    let ping = r#"{"jsonrpc":"2.0", "id":31, "method":"ping"}"#;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":30,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}"#)
+        .await;
+    let initialize = server.read_json().await;
+    client.send(ping).await;
+    server
+        .send(
+            &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "serverInfo": {"name": "s", "version": "0"}}})
+            .to_string(),
+        )
+        .await;
+    let relayed = server.read().await;
+    assert_ne!(
+        relayed, ping,
+        "relayed during the handshake, so written anew"
+    );
+    server
+        .send(r#"{"jsonrpc":"2.0","id":31,"result":{}}"#)
+        .await;
+    let mut ids: Vec<Value> = vec![
+        client.read_json().await["id"].clone(),
+        client.read_json().await["id"].clone(),
+    ];
+    ids.sort_by_key(|v| v.as_i64());
+    assert_eq!(ids, [json!(30), json!(31)]);
+    client
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    server.read().await;
+    client.send(ping).await;
+    assert_eq!(server.read().await, ping, "passed once it ended");
 }

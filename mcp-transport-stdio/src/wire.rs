@@ -69,7 +69,12 @@ impl Drop for OnPanic<'_> {
 fn handle_frame(engine: &Engine, frame: Frame, limit: usize) {
     match frame {
         Frame::Line(line) => handle_line(engine, &line),
-        Frame::TooLarge { seen, prefix } => engine.receive_oversized(&prefix, seen, limit),
+        Frame::TooLarge { seen, prefix } => {
+            if let Some(tap) = engine.line_tap() {
+                tap.too_large(&prefix, seen, limit);
+            }
+            engine.receive_oversized(&prefix, seen, limit)
+        }
         Frame::Skipped { size } => {
             tracing::debug!(size, "skipped the over-long message; reading resumes");
         }

@@ -39,17 +39,32 @@ use crate::{Engine, TransportError};
 pub trait LineTap: Send + Sync + 'static {
     /// Whether the tap took `line` (one JSON text, without its newline).
     fn take(&self, line: &[u8]) -> bool;
+
+    /// A line over the transport's size limit was skipped, unread: its
+    /// first bytes (`prefix`, enough to find an id with
+    /// [`mcp_protocol::framing::sniff`]), the bytes seen and the limit.
+    /// The engine is told next (it logs it, and fails or refuses what the
+    /// id names among its own requests); a tap whose lines carry other
+    /// requests answers those. Nothing by default.
+    fn too_large(&self, prefix: &[u8], size: usize, limit: usize) {
+        let _ = (prefix, size, limit);
+    }
 }
 
 /// What a line queued with [`LineSender::send`] is: the queue bounds
-/// requests and notifications by its byte limit, never answers.
+/// requests and notifications by its byte limit, never answers or cancels.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LineKind {
-    /// A request with this id.
+    /// A request with this id (the peer's id, passed on: the engine's
+    /// own requests never name it, so giving one up never unqueues it).
     Request(RequestId),
     /// A notification.
     Notification,
+    /// A `notifications/cancelled`: like the engine's own cancels, queued
+    /// past the byte limit, since a cancel refused leaves the peer working
+    /// for nobody.
+    Cancel,
     /// An answer to the peer's request (a result or an error).
     Answer,
 }
@@ -90,9 +105,12 @@ impl LineSender {
         }
         let queue: &Queue = self.0.queue();
         let pushed = match kind {
-            LineKind::Request(id) => queue.push(Outbound::Line { id: Some(id), line }),
-            LineKind::Notification => queue.push(Outbound::Line { id: None, line }),
-            LineKind::Answer => queue.push_always(Outbound::Line { id: None, line }),
+            LineKind::Request(_) | LineKind::Notification => {
+                queue.push(Outbound::Line { id: None, line })
+            }
+            LineKind::Answer | LineKind::Cancel => {
+                queue.push_always(Outbound::Line { id: None, line })
+            }
         };
         pushed.map_err(|refused| match refused {
             Refused::Full(limit) => TransportError::QueueFull { limit },

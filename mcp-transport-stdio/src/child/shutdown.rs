@@ -14,6 +14,8 @@ use super::sys;
 
 /// How long `SIGKILL` is given to take effect.
 pub(super) const KILL_WAIT: Duration = Duration::from_secs(2);
+/// How long close lets the writer finish what was queued before it.
+const WRITE_WAIT: Duration = Duration::from_millis(100);
 /// How long close waits for the output readers to see the end of the
 /// pipes once the process group is gone (a process outside the group may
 /// hold them open).
@@ -29,9 +31,13 @@ pub(super) async fn shutdown(
     closed: Arc<watch::Sender<bool>>,
 ) {
     let started = tokio::time::Instant::now();
-    // Close stdin: the writer owns it. It may be blocked on a server that
-    // does not read; it is abandoned, not waited for.
-    if let Some(writer) = writer {
+    // Close stdin: the writer owns it, and ends by itself once it has
+    // written what was queued before the close (a cancel, a last
+    // notification). A writer blocked on a server that does not read is
+    // abandoned after a moment, not waited for.
+    if let Some(mut writer) = writer
+        && timeout(WRITE_WAIT, &mut writer).await.is_err()
+    {
         writer.abort();
         let _ = timeout(Duration::from_millis(100), writer).await;
     }
