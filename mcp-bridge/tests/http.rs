@@ -2,64 +2,21 @@
 //! either era upstream, and this workspace's HTTP client downstream (or
 //! raw HTTP requests, for what a client of ours never sends).
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_bridge::{Bridge, BridgeError, Ended, HttpOptions};
-use mcp_client::HttpTransportBuilder;
+use mcp_bridge::{Bridge, Ended, HttpOptions};
 use mcp_client::prelude::*;
 use mcp_client::protocol::types::CallToolRequestParams;
 use mcp_protocol::Message;
 use mcp_reference_server::{FakeConfig, FakeServer};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
-/// A bridge serving `bridge` over HTTP on a free loopback port.
-struct Served {
-    addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    serving: JoinHandle<Result<Ended, BridgeError>>,
-}
+mod support;
 
-impl Served {
-    async fn start(bridge: Bridge, options: HttpOptions) -> Served {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let serving = tokio::spawn(bridge.serve_http(listener, options, async {
-            let _ = stopped.await;
-        }));
-        Served {
-            addr,
-            stop: Some(stop),
-            serving,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
-    }
-
-    async fn client(&self, builder: ClientBuilder) -> Client {
-        builder
-            .connect(HttpTransportBuilder::new(self.url()))
-            .await
-            .expect("the client connects through the bridge")
-    }
-
-    async fn stop(mut self) -> Ended {
-        let _ = self.stop.take().unwrap().send(());
-        tokio::time::timeout(Duration::from_secs(6), self.serving)
-            .await
-            .expect("serving stops within its bound")
-            .unwrap()
-            .unwrap()
-    }
-}
+use support::http::{INITIALIZE, Served, post, raw};
 
 fn slow(steps: u64, delay_ms: u64) -> CallToolRequestParams {
     let arguments = json!({"steps": steps, "delayMs": delay_ms});
@@ -215,119 +172,6 @@ async fn a_cancel_reaches_the_server_from_either_era() {
     }
 }
 
-/// One raw HTTP/1.1 exchange: the status and the whole head and body
-/// (the connection is closed after the answer).
-async fn raw(addr: SocketAddr, request: &str) -> (u16, String) {
-    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
-    socket.write_all(request.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(2), socket.read_to_end(&mut answer)).await;
-    let text = String::from_utf8_lossy(&answer).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, text)
-}
-
-fn post(host: &str, extra: &str, body: &str) -> String {
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        body.len()
-    )
-}
-
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
-
-#[tokio::test]
-async fn dns_rebinding_and_foreign_origins_are_refused() {
-    let server = FakeServer::new(FakeConfig::legacy());
-    let served = Served::start(Bridge::new(server.connector()), HttpOptions::new()).await;
-    let (status, _) = raw(served.addr, &post("evil.example:80", "", INITIALIZE)).await;
-    assert_eq!(status, 403);
-    let origin = "Origin: http://evil.example\r\n";
-    let (status, _) = raw(served.addr, &post("127.0.0.1", origin, INITIALIZE)).await;
-    assert_eq!(status, 403);
-    let (status, text) = raw(served.addr, &post("localhost:1", "", INITIALIZE)).await;
-    assert_eq!(status, 200, "{text}");
-    let id = text
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .expect("a session id");
-    assert_eq!(id.len(), 32);
-    assert!(id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
-    assert_eq!(
-        server.connection_count(),
-        1,
-        "nothing refused reached the server"
-    );
-    served.stop().await;
-}
-
-#[tokio::test]
-async fn a_bearer_token_is_required_when_set_and_beyond_loopback() {
-    let server = FakeServer::new(FakeConfig::legacy());
-    let everywhere = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
-    let refused = Bridge::new(server.connector())
-        .serve_http(everywhere, HttpOptions::new(), std::future::pending())
-        .await;
-    assert!(
-        matches!(refused, Err(BridgeError::Exposed(_))),
-        "{refused:?}"
-    );
-
-    let options = HttpOptions::new().bearer_token("s3cret\n");
-    let served = Served::start(Bridge::new(server.connector()), options).await;
-    let (status, text) = raw(served.addr, &post("localhost", "", INITIALIZE)).await;
-    assert_eq!(status, 401);
-    assert!(
-        text.to_ascii_lowercase()
-            .contains("www-authenticate: bearer"),
-        "{text}"
-    );
-    let wrong = "Authorization: Bearer s3cre\r\n";
-    assert_eq!(
-        raw(served.addr, &post("localhost", wrong, INITIALIZE))
-            .await
-            .0,
-        401
-    );
-    let right = "Authorization: Bearer s3cret\r\n";
-    assert_eq!(
-        raw(served.addr, &post("localhost", right, INITIALIZE))
-            .await
-            .0,
-        200
-    );
-    served.stop().await;
-}
-
-#[tokio::test]
-async fn limits_sessions_and_body_sizes() {
-    let server = FakeServer::new(FakeConfig::legacy());
-    let bridge = Bridge::new(server.connector()).max_message_size(4096);
-    let served = Served::start(bridge, HttpOptions::new().max_sessions(1)).await;
-    assert_eq!(
-        raw(served.addr, &post("localhost", "", INITIALIZE)).await.0,
-        200
-    );
-    let (status, text) = raw(served.addr, &post("localhost", "", INITIALIZE)).await;
-    assert_eq!(status, 503, "{text}");
-    assert!(text.contains("at most 1 sessions"), "{text}");
-    let big = format!(
-        r#"{{"jsonrpc":"2.0","id":2,"method":"ping","params":{{"pad":"{}"}}}}"#,
-        "x".repeat(5000)
-    );
-    let (status, text) = raw(served.addr, &post("localhost", "", &big)).await;
-    assert_eq!(status, 413, "{text}");
-    let (status, _) = raw(served.addr, &post("localhost", "", "{not json")).await;
-    assert_eq!(status, 400);
-    served.stop().await;
-}
-
 #[tokio::test]
 async fn sessions_end_on_delete_and_unknown_ones_get_404() {
     let server = FakeServer::new(FakeConfig::legacy());
@@ -468,5 +312,21 @@ async fn a_broken_request_stream_is_resumed_with_last_event_id() {
         !rest.contains(&format!("id: {last}\n")),
         "the event already read came again: {rest}"
     );
+    served.stop().await;
+}
+
+#[tokio::test]
+async fn a_modern_client_cannot_name_a_call_in_a_notification() {
+    let server = FakeServer::new(FakeConfig::modern());
+    let served = Served::start(Bridge::new(server.connector()), HttpOptions::new()).await;
+    for method in ["notifications/cancelled", "notifications/progress"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","method":"{method}","params":{{"requestId":1,"progressToken":1,"progress":1}}}}"#
+        );
+        let headers = format!("MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n");
+        let (status, text) = raw(served.addr, &post("localhost", &headers, &body)).await;
+        assert_eq!(status, 400, "{text}");
+        assert!(text.contains("closing the call's stream"), "{text}");
+    }
     served.stop().await;
 }

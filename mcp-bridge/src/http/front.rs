@@ -1,9 +1,8 @@
-//! The HTTP server: accepting connections, the checks every request
-//! passes, and the routing of each by method, session and era.
+//! The HTTP server's requests: the checks every request passes, and the
+//! routing of each by method, session and era.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -11,14 +10,11 @@ use bytes::Bytes;
 use http::{Method, Request as HttpRequest, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use mcp_protocol::error_codes::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use mcp_protocol::methods::INITIALIZE;
 use mcp_protocol::{Inbound, Message};
 use mcp_transport::Transport;
 use serde_json::Value;
-use tokio::net::TcpListener;
-use tokio::sync::watch;
 
 use super::HttpOptions;
 use super::guard::{self, Refusal};
@@ -44,6 +40,9 @@ pub(crate) struct Front {
     /// Whether the bridge listens on loopback only.
     loopback: bool,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// Sessions being opened (their server being reached), counted with
+    /// `sessions` against the cap; changed under `sessions`' lock.
+    opening: AtomicUsize,
     pub(crate) modern: Modern,
 }
 
@@ -64,16 +63,19 @@ impl Front {
             options,
             loopback,
             sessions: Mutex::new(HashMap::new()),
+            opening: AtomicUsize::new(0),
             modern: Modern::default(),
         }
     }
 
-    async fn serve(self: Arc<Front>, request: HttpRequest<Incoming>) -> Response<Body> {
+    pub(super) async fn serve(self: Arc<Front>, request: HttpRequest<Incoming>) -> Response<Body> {
         let header = |name: &str| request.headers().get(name);
         let text = |name: &str| header(name).and_then(|v| v.to_str().ok());
+        // An `Origin` that is not text is no origin the bridge allows.
+        let origin = header("origin").map(|v| v.to_str().unwrap_or("(not text)"));
         let checked = guard::check(
             text("host"),
-            text("origin"),
+            origin,
             header("authorization").map(|v| v.as_bytes()),
             self.loopback,
             &self.options.allowed_origins,
@@ -117,7 +119,23 @@ impl Front {
         session: Option<String>,
     ) -> Response<Body> {
         let (head, body) = request.into_parts();
-        let body = match Limited::new(body, self.max_message_size).collect().await {
+        let read = tokio::time::timeout(
+            self.options.request_timeout,
+            Limited::new(body, self.max_message_size).collect(),
+        );
+        let Ok(read) = read.await else {
+            let why = format!(
+                "the request body was not sent within {:?}",
+                self.options.request_timeout
+            );
+            return reply::rpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                Value::Null,
+                INVALID_REQUEST,
+                &why,
+            );
+        };
+        let body = match read {
             Ok(collected) => collected.to_bytes(),
             Err(e) if e.is::<http_body_util::LengthLimitError>() => {
                 let why = format!(
@@ -185,7 +203,7 @@ impl Front {
                 _ => None,
             })
             .unwrap_or(Value::Null);
-        if lock(&self.sessions).len() >= self.options.max_sessions {
+        let Some(_opening) = self.reserve_session() else {
             let why = format!(
                 "the bridge serves at most {} sessions at once; end one (DELETE) or try again later",
                 self.options.max_sessions
@@ -196,7 +214,7 @@ impl Front {
                 INTERNAL_ERROR,
                 &why,
             );
-        }
+        };
         let link = match self.settings.connect(upstream_handlers).await {
             Ok(link) => link,
             Err(e) => {
@@ -266,6 +284,17 @@ impl Front {
         reply::status(StatusCode::OK)
     }
 
+    /// A place among the sessions, held while the new one's server is
+    /// reached: sessions opened at once never pass the cap together.
+    fn reserve_session(&self) -> Option<Opening<'_>> {
+        let sessions = lock(&self.sessions);
+        if sessions.len() + self.opening.load(Ordering::Relaxed) >= self.options.max_sessions {
+            return None;
+        }
+        self.opening.fetch_add(1, Ordering::Relaxed);
+        Some(Opening(self))
+    }
+
     fn session(&self, id: &str) -> Option<Arc<Session>> {
         lock(&self.sessions)
             .get(id)
@@ -274,7 +303,7 @@ impl Front {
     }
 
     /// Ends the sessions idle past the timeout.
-    fn reap(&self) -> Vec<Arc<Session>> {
+    pub(super) fn reap(&self) -> Vec<Arc<Session>> {
         let idle = self.options.idle_timeout;
         let mut sessions = lock(&self.sessions);
         let gone: Vec<String> = sessions
@@ -286,7 +315,7 @@ impl Front {
     }
 
     /// Ends every session, and the connection of 2026-07-28 clients.
-    async fn close_all(&self) {
+    pub(super) async fn close_all(&self) {
         let sessions: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         let ends = sessions.iter().map(|s| s.end());
         let _ = tokio::time::timeout(
@@ -386,6 +415,17 @@ fn read_messages(body: &Bytes) -> Result<Vec<Message>, Box<Response<Body>>> {
     Ok(messages)
 }
 
+/// A session being opened; its place is given back when dropped (by
+/// then the session is in `sessions`, or failed).
+struct Opening<'a>(&'a Front);
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        let _sessions = lock(&self.0.sessions);
+        self.0.opening.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Ends a session once its server is gone, after its last answers (each
 /// saying the call may have run) were read: the client's next request
 /// gets `404` and it starts a new session, with a new server.
@@ -406,75 +446,4 @@ async fn watch_upstream(front: Arc<Front>, session: Arc<Session>) {
     tracing::warn!("the server of a session is gone; the session ends");
     lock(&front.sessions).remove(&session.id);
     session.end().await;
-}
-
-/// Serves `front` on `listener` until `stop` resolves, then ends every
-/// session (their servers closed) within a few seconds.
-pub(crate) async fn serve(
-    listener: TcpListener,
-    front: Front,
-    stop: impl Future<Output = ()> + Send,
-) {
-    let front = Arc::new(front);
-    let (stopping, stopped) = watch::channel(false);
-    let reaper = {
-        let front = front.clone();
-        let every = (front.options.idle_timeout / 4)
-            .clamp(Duration::from_millis(50), Duration::from_secs(30));
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                for session in front.reap() {
-                    tracing::info!("a session was idle past the timeout; it ends");
-                    session.end().await;
-                }
-            }
-        })
-    };
-    let accepting = async {
-        loop {
-            let (socket, peer) = match listener.accept().await {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::debug!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            };
-            connection(front.clone(), socket, peer, stopped.clone());
-        }
-    };
-    tokio::select! {
-        () = accepting => {}
-        () = stop => {}
-    }
-    reaper.abort();
-    let _ = stopping.send(true);
-    front.close_all().await;
-}
-
-fn connection(
-    front: Arc<Front>,
-    socket: tokio::net::TcpStream,
-    peer: SocketAddr,
-    mut stopped: watch::Receiver<bool>,
-) {
-    // Small SSE events must not wait for the client's delayed ACK.
-    let _ = socket.set_nodelay(true);
-    tokio::spawn(async move {
-        let service = hyper::service::service_fn(move |request| {
-            let front = front.clone();
-            async move { Ok::<_, std::convert::Infallible>(front.serve(request).await) }
-        });
-        let connection = hyper::server::conn::http1::Builder::new()
-            .serve_connection(TokioIo::new(socket), service);
-        tokio::select! {
-            result = connection => {
-                if let Err(e) = result {
-                    tracing::debug!(%peer, error = %e, "an HTTP connection ended");
-                }
-            }
-            _ = stopped.changed() => {}
-        }
-    });
 }

@@ -22,6 +22,7 @@
 //! then name loopback and `Origin`, when sent, be a loopback origin or one
 //! allowed (DNS rebinding: `403`).
 
+mod accept;
 mod front;
 pub(crate) mod guard;
 pub(crate) mod headers;
@@ -33,7 +34,8 @@ pub(crate) mod streams;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use front::{Front, serve};
+pub(crate) use accept::serve;
+pub(crate) use front::Front;
 
 /// How the bridge serves clients over HTTP
 /// ([`Bridge::serve_http`](crate::Bridge::serve_http)): limits, and who
@@ -60,6 +62,11 @@ pub struct HttpOptions {
     pub idle_timeout: Duration,
     /// Origins allowed besides loopback ones (`https://app.example.com`).
     pub allowed_origins: Vec<String>,
+    /// How long a client has to send a request's head, and then its body
+    /// (default 30 s); a connection idle between requests for this long
+    /// is closed. A client that sends a byte now and then holds no
+    /// connection for ever (the bridge serves at most 1,024 at once).
+    pub request_timeout: Duration,
     bearer_token: Option<Arc<[u8]>>,
 }
 
@@ -69,6 +76,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_sessions", &self.max_sessions)
             .field("idle_timeout", &self.idle_timeout)
             .field("allowed_origins", &self.allowed_origins)
+            .field("request_timeout", &self.request_timeout)
             .field(
                 "bearer_token",
                 &self.bearer_token.as_ref().map(|_| "[redacted]"),
@@ -83,6 +91,7 @@ impl Default for HttpOptions {
             max_sessions: 64,
             idle_timeout: Duration::from_secs(600),
             allowed_origins: Vec::new(),
+            request_timeout: Duration::from_secs(30),
             bearer_token: None,
         }
     }
@@ -90,7 +99,7 @@ impl Default for HttpOptions {
 
 impl HttpOptions {
     /// The defaults: 64 sessions, 10 minutes idle, loopback origins only,
-    /// no token.
+    /// 30 s to send a request, no token.
     pub fn new() -> HttpOptions {
         HttpOptions::default()
     }
@@ -104,6 +113,18 @@ impl HttpOptions {
     /// Sets [`idle_timeout`](Self::idle_timeout).
     pub fn idle_timeout(mut self, idle: Duration) -> HttpOptions {
         self.idle_timeout = idle;
+        self
+    }
+
+    /// Sets [`request_timeout`](Self::request_timeout).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = mcp_bridge::HttpOptions::new().request_timeout(Duration::from_secs(5));
+    /// assert_eq!(options.request_timeout, Duration::from_secs(5));
+    /// ```
+    pub fn request_timeout(mut self, timeout: Duration) -> HttpOptions {
+        self.request_timeout = timeout;
         self
     }
 
@@ -127,7 +148,9 @@ impl HttpOptions {
         self
     }
 
+    /// The token required, if one is: an empty one is none (it would
+    /// match no request, and must not count as protection).
     pub(crate) fn token(&self) -> Option<&[u8]> {
-        self.bearer_token.as_deref()
+        self.bearer_token.as_deref().filter(|t| !t.is_empty())
     }
 }

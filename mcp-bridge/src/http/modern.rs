@@ -18,7 +18,9 @@ use mcp_protocol::error_codes::{
     MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use mcp_protocol::meta::{PROGRESS_TOKEN, SUBSCRIPTION_ID};
-use mcp_protocol::methods::{TOOLS_CALL, TOOLS_LIST};
+use mcp_protocol::methods::{
+    NOTIFICATION_CANCELLED, NOTIFICATION_MESSAGE, NOTIFICATION_PROGRESS, TOOLS_CALL, TOOLS_LIST,
+};
 use mcp_protocol::{
     ErrorObject, ErrorResponse, Message, Notification, Request, RequestId, Response as RpcResponse,
 };
@@ -35,6 +37,9 @@ use crate::relay::{relay_to_server, upstream_handlers};
 /// stream: an answer that comes sooner goes as JSON, with the status the
 /// spec gives its error.
 const JSON_WAIT: Duration = Duration::from_millis(100);
+/// What the server says during a call, queued for a client that reads
+/// its stream slower than that.
+const SAID_BOUND: usize = 1024;
 /// Pages of `tools/list` read to learn a tool's `x-mcp-header`s.
 const SCHEMA_PAGES: usize = 16;
 
@@ -52,7 +57,7 @@ struct Calls(Mutex<HashMap<RequestId, Call>>);
 
 struct Call {
     /// What the server says during it, as JSON.
-    said: mpsc::UnboundedSender<Vec<u8>>,
+    said: mpsc::Sender<Vec<u8>>,
     /// The client's id.
     id: RequestId,
     /// The client's progress token, where the bridge put its own.
@@ -91,6 +96,16 @@ impl Modern {
         };
         match message {
             Message::Request(request) => self.request(&link, head, request).await,
+            Message::Notification(notification) if names_a_call(&notification.method) => {
+                // The server knows the call under the bridge's id, and the
+                // client cannot be told from another: its id names nothing.
+                let why = format!(
+                    "{} names a request, which over HTTP a 2026-07-28 client does not do: \
+                     it cancels a call by closing the call's stream",
+                    notification.method
+                );
+                reply::rpc_error(StatusCode::BAD_REQUEST, Value::Null, INVALID_REQUEST, &why)
+            }
             Message::Notification(notification) => {
                 if let Some(upstream) = link.upstream()
                     && let Err(e) = upstream.notify(notification)
@@ -128,7 +143,7 @@ impl Modern {
         let ours = RequestId::Number(self.next.fetch_add(1, Ordering::Relaxed) + 1);
         request.id = ours.clone();
         let token = swap_token(&mut request, &ours);
-        let (said, mut heard) = mpsc::unbounded_channel();
+        let (said, mut heard) = mpsc::channel(SAID_BOUND);
         lock(&self.client.0).insert(
             ours.clone(),
             Call {
@@ -138,11 +153,15 @@ impl Modern {
             },
         );
         let done = Done(self.client.clone(), ours.clone());
-        let mut answer: BoxFuture<'static, Result<Value, ErrorObject>> = Box::pin(relay_to_server(
-            link.clone(),
-            request,
-            param_headers_sent(&head.headers),
-        ));
+        // The `Mcp-Param-*` headers mirror a call's arguments (checked
+        // above); on any other request they mirror nothing.
+        let headers = if request.method == TOOLS_CALL {
+            param_headers_sent(&head.headers)
+        } else {
+            Vec::new()
+        };
+        let mut answer: BoxFuture<'static, Result<Value, ErrorObject>> =
+            Box::pin(relay_to_server(link.clone(), request, headers));
         let first = tokio::select! {
             result = &mut answer => {
                 let (status, json) = final_answer(&id, &ours, result);
@@ -218,6 +237,17 @@ impl Modern {
     }
 }
 
+/// A notification that names one of the client's requests (or its
+/// progress token).
+fn names_a_call(method: &str) -> bool {
+    method == NOTIFICATION_CANCELLED || method == NOTIFICATION_PROGRESS
+}
+
+/// Progress and log lines, which a client reading too slowly can miss.
+fn droppable(method: &str) -> bool {
+    method == NOTIFICATION_PROGRESS || method == NOTIFICATION_MESSAGE
+}
+
 /// Puts the bridge's own progress token in place of the client's (two
 /// clients may use the same), and returns the client's.
 fn swap_token(request: &mut Request, ours: &RequestId) -> Option<Value> {
@@ -288,7 +318,7 @@ fn restore_subscription(value: &mut Value, ours: &RequestId, theirs: &RequestId)
 
 struct Streaming {
     first: Option<Vec<u8>>,
-    heard: mpsc::UnboundedReceiver<Vec<u8>>,
+    heard: mpsc::Receiver<Vec<u8>>,
     answer: Option<BoxFuture<'static, Result<Value, ErrorObject>>>,
     id: RequestId,
     ours: RequestId,
@@ -300,7 +330,7 @@ struct Streaming {
 /// cancels it on the server.
 fn sse(
     first: Option<Vec<u8>>,
-    heard: mpsc::UnboundedReceiver<Vec<u8>>,
+    heard: mpsc::Receiver<Vec<u8>>,
     answer: BoxFuture<'static, Result<Value, ErrorObject>>,
     id: RequestId,
     ours: RequestId,
@@ -365,8 +395,18 @@ impl Calls {
             *token = theirs.clone();
         }
         restore_subscription(params, ours, &call.id);
-        if let Ok(json) = serde_json::to_vec(&Message::Notification(notification)) {
-            let _ = call.said.send(json);
+        let method = notification.method.clone();
+        let Ok(json) = serde_json::to_vec(&Message::Notification(notification)) else {
+            return;
+        };
+        if let Err(mpsc::error::TrySendError::Full(_)) = call.said.try_send(json) {
+            // The client does not read its stream: what it would read
+            // waits no longer than the bound.
+            if droppable(&method) {
+                tracing::debug!(%method, "dropped a notification for a client that reads too slowly");
+            } else {
+                tracing::warn!(%method, bound = SAID_BOUND, "dropped a notification for a 2026-07-28 client that does not read its stream");
+            }
         }
     }
 }

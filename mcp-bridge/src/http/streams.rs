@@ -273,7 +273,22 @@ impl Streams {
             if weight == Weight::Droppable {
                 return;
             }
-            self.backlog.pop_front();
+            // Progress and log lines go first; a message kept is lost
+            // only when the backlog holds nothing else.
+            match self
+                .backlog
+                .iter()
+                .position(|(_, w)| *w == Weight::Droppable)
+            {
+                Some(i) => drop(self.backlog.remove(i)),
+                None => {
+                    tracing::warn!(
+                        bound = BACKLOG,
+                        "dropped the oldest message kept for a GET stream no client opened"
+                    );
+                    self.backlog.pop_front();
+                }
+            }
         }
         self.backlog.push_back((json.to_vec(), weight));
     }

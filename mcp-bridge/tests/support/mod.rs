@@ -3,6 +3,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod http;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
