@@ -3,6 +3,7 @@
 
 use std::convert::Infallible;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode};
@@ -55,12 +56,25 @@ pub(crate) fn sse_headers(response: &mut Response<Body>) {
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
 }
 
+/// How often an SSE stream with nothing to say carries a comment: a
+/// client that vanished is noticed when writing to it fails, and proxies
+/// keep the stream open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
 /// An SSE answer whose events come from `reader` until its stream ends.
 pub(crate) fn sse(reader: Reader) -> Response<Body> {
-    let stream = futures::stream::unfold(reader, |mut reader| async move {
-        let frame = reader.events.recv().await?;
-        reader.queued.fetch_sub(1, Ordering::Relaxed);
-        Some((Ok::<_, Infallible>(Frame::data(frame)), reader))
+    let state = (reader, tokio::time::Instant::now() + KEEP_ALIVE);
+    let stream = futures::stream::unfold(state, |(mut reader, quiet_until)| async move {
+        let frame = tokio::select! {
+            frame = reader.events.recv() => {
+                let frame = frame?;
+                reader.queued.fetch_sub(1, Ordering::Relaxed);
+                frame
+            }
+            () = tokio::time::sleep_until(quiet_until) => Bytes::from_static(b": keep-alive\n\n"),
+        };
+        let next = (reader, tokio::time::Instant::now() + KEEP_ALIVE);
+        Some((Ok::<_, Infallible>(Frame::data(frame)), next))
     });
     let mut response = Response::new(StreamBody::new(stream).boxed_unsync());
     sse_headers(&mut response);

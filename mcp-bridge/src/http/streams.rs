@@ -19,6 +19,8 @@ const ENDED_KEPT: usize = 16;
 /// Events waiting for a slow reader past which progress and log
 /// notifications are dropped (answers and requests never are).
 const QUEUE_BOUND: usize = 1024;
+/// Events waiting for a reader past which its stream ends.
+const KEPT_BOUND: usize = 4 * QUEUE_BOUND;
 /// Messages kept for a `GET` stream that is not open yet.
 const BACKLOG: usize = 256;
 
@@ -90,8 +92,16 @@ impl Stream {
             }
         }
         if let Some((tx, queued)) = &self.reader {
-            queued.fetch_add(1, Ordering::Relaxed);
-            if tx.send(frame).is_err() {
+            if queued.fetch_add(1, Ordering::Relaxed) >= KEPT_BOUND {
+                // A reader this far behind reads nothing: its stream ends
+                // (the history keeps the rest for a resume), so that
+                // memory stays bounded and the session can go idle.
+                tracing::warn!(
+                    bound = KEPT_BOUND,
+                    "a client did not read its stream; the stream ends"
+                );
+                self.reader = None;
+            } else if tx.send(frame).is_err() {
                 // The client went away; the history keeps it for a resume.
                 self.reader = None;
             }
@@ -149,6 +159,11 @@ impl Streams {
             && self.streams.get(&get).is_some_and(Stream::is_open)
         {
             return None;
+        }
+        // The one before, whose reader left, is kept a while for a resume
+        // like an ended request stream, not for ever.
+        if let Some(old) = self.get.take() {
+            self.retire(old);
         }
         let number = self.new_stream();
         self.get = Some(number);
@@ -211,14 +226,23 @@ impl Streams {
         };
         stream.unanswered = stream.unanswered.saturating_sub(1);
         if stream.unanswered == 0 {
-            stream.ended = true;
-            stream.reader = None;
             self.tokens.retain(|_, n| *n != number);
-            self.ended.push_back(number);
-            while self.ended.len() > ENDED_KEPT {
-                if let Some(old) = self.ended.pop_front() {
-                    self.streams.remove(&old);
-                }
+            self.retire(number);
+        }
+    }
+
+    /// Ends stream `number`, its history kept for a resume until
+    /// [`ENDED_KEPT`] streams ended after it.
+    fn retire(&mut self, number: u64) {
+        let Some(stream) = self.streams.get_mut(&number) else {
+            return;
+        };
+        stream.ended = true;
+        stream.reader = None;
+        self.ended.push_back(number);
+        while self.ended.len() > ENDED_KEPT {
+            if let Some(old) = self.ended.pop_front() {
+                self.streams.remove(&old);
             }
         }
     }
@@ -396,5 +420,44 @@ mod tests {
         let frames = drain(&mut reader);
         assert_eq!(frames.len(), QUEUE_BOUND + 1);
         assert!(frames.last().unwrap().contains("\"a\":1"));
+    }
+
+    #[test]
+    fn get_streams_opened_again_and_again_are_not_all_kept() {
+        let mut streams = Streams::default();
+        for _ in 0..100 {
+            drop(streams.open_get().expect("the last one's reader left"));
+        }
+        assert!(
+            streams.streams.len() <= ENDED_KEPT + 1,
+            "{}",
+            streams.streams.len()
+        );
+    }
+
+    #[test]
+    fn a_stream_never_read_ends_past_its_bound() {
+        let mut streams = Streams::default();
+        let mut reader = streams.open_get().expect("a GET stream");
+        for _ in 0..KEPT_BOUND + 10 {
+            streams.unrelated(b"{}", Weight::Kept);
+        }
+        assert!(!streams.any_open(), "the stream ended");
+        assert_eq!(drain(&mut reader).len(), KEPT_BOUND);
+    }
+
+    #[test]
+    fn a_full_backlog_loses_progress_before_anything_kept() {
+        let mut streams = Streams::default();
+        streams.unrelated(b"{\"kept\":0}", Weight::Kept);
+        for _ in 1..BACKLOG {
+            streams.unrelated(b"{}", Weight::Droppable);
+        }
+        streams.unrelated(b"{\"kept\":1}", Weight::Kept);
+        let mut reader = streams.open_get().expect("a GET stream");
+        let frames = drain(&mut reader);
+        assert_eq!(frames.len(), BACKLOG);
+        assert!(frames[0].contains("\"kept\":0"), "{}", frames[0]);
+        assert!(frames.last().unwrap().contains("\"kept\":1"));
     }
 }
