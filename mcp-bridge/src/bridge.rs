@@ -2,9 +2,8 @@
 //! (the process's own stdio, by default).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use mcp_transport::{Connector, Transport, TransportError};
+use mcp_transport::{Connector, TransportError};
 use mcp_transport_stdio::{DEFAULT_MAX_MESSAGE_SIZE, StreamTransport};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::Instrument;
@@ -13,13 +12,8 @@ use crate::link::{Link, UpstreamEra};
 use crate::passthrough::Passthrough;
 use crate::policy::ToolPolicy;
 use crate::relay::{downstream_handlers, upstream_handlers};
-use crate::restart::{Budget, Restarts, restart};
-
-/// How long the bridge lets the client read its last answers before it
-/// exits, once the server is gone.
-const LAST_WORDS: Duration = Duration::from_secs(2);
-/// How often the bridge looks whether the server is still there.
-const WATCH: Duration = Duration::from_millis(50);
+use crate::restart::{Budget, Restarts};
+use crate::watched::Watched;
 
 /// Serves an MCP server to a client in the same era: every request,
 /// notification, server request, progress and cancel relayed, `_meta`
@@ -73,8 +67,9 @@ pub enum Ended {
     /// saying so.
     #[error("the server is gone: {0}")]
     ServerGone(String),
-    /// Serving over HTTP was stopped (its stop future resolved): every
-    /// session was ended and its server closed.
+    /// Serving was stopped (its stop future resolved): the server was told
+    /// each call in flight is cancelled, and every session was ended and
+    /// its server closed.
     #[error("serving was stopped")]
     Stopped,
 }
@@ -265,11 +260,35 @@ impl Bridge {
     /// # }
     /// ```
     pub async fn serve_stdio(self) -> Result<Ended, BridgeError> {
+        self.serve_stdio_until(std::future::pending()).await
+    }
+
+    /// [`serve_stdio`](Self::serve_stdio) until `stop` resolves too (SIGINT
+    /// or SIGTERM, say): see [`serve_until`](Self::serve_until).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), mcp_bridge::BridgeError> {
+    /// let server = mcp_transport_stdio::StdioCommand::new("./my-server");
+    /// // Sent from elsewhere (a signal handler, say) to end serving.
+    /// let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let stop = async {
+    ///     let _ = stopped.await;
+    /// };
+    /// let ended = mcp_bridge::Bridge::new(server).serve_stdio_until(stop).await?;
+    /// eprintln!("bridge: {ended}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn serve_stdio_until(
+        self,
+        stop: impl std::future::Future<Output = ()> + Send,
+    ) -> Result<Ended, BridgeError> {
         #[cfg(unix)]
         if let Some((reader, writer)) = stdio_pipes() {
-            return self.serve(reader, writer).await;
+            return self.serve_until(reader, writer, stop).await;
         }
-        self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+        self.serve_until(tokio::io::stdin(), tokio::io::stdout(), stop)
+            .await
     }
 
     /// Serves clients over Streamable HTTP on `listener`, at `/mcp`, until
@@ -360,6 +379,39 @@ impl Bridge {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        self.serve_until(reader, writer, std::future::pending())
+            .await
+    }
+
+    /// [`serve`](Self::serve) until `stop` resolves too (a signal, say):
+    /// then the server is told each call in flight is cancelled, its
+    /// session is closed (a child process shut down, its process group
+    /// signalled), and this returns [`Ended::Stopped`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use mcp_bridge::{Bridge, Ended};
+    /// use mcp_reference_server::{FakeConfig, FakeServer};
+    ///
+    /// let server = FakeServer::new(FakeConfig::legacy());
+    /// let (_client_end, bridge_end) = tokio::io::duplex(4096);
+    /// let (read, write) = tokio::io::split(bridge_end);
+    /// let stop = std::future::ready(()); // a signal that came at once
+    /// let ended = Bridge::new(server.connector()).serve_until(read, write, stop).await.unwrap();
+    /// assert_eq!(ended, Ended::Stopped);
+    /// # }
+    /// ```
+    pub async fn serve_until<R, W>(
+        self,
+        reader: R,
+        writer: W,
+        stop: impl std::future::Future<Output = ()> + Send,
+    ) -> Result<Ended, BridgeError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let link = Arc::new(Link::new(
             self.authorization_hint,
             self.tools,
@@ -388,58 +440,18 @@ impl Bridge {
                 .build(reader, writer, handlers),
         );
         link.set_downstream(downstream.clone());
-        let connector = self.upstream.clone();
-        let mut budget = Budget::new(self.restarts);
-        let serving = async move {
-            let mut restarts = 0;
-            loop {
-                let upstream = link.upstream().expect("connected above");
-                tokio::select! {
-                    () = downstream.ended() => {
-                        tracing::info!("the client left; closing the server's session");
-                        if let Some(passthrough) = &passthrough {
-                            passthrough.client_gone(&upstream);
-                        }
-                        upstream.close().await;
-                        return Ok(Ended::ClientLeft);
-                    }
-                    () = gone(&upstream) => {}
-                }
-                if let Some(passthrough) = &passthrough {
-                    passthrough.server_gone(&upstream);
-                }
-                // The client's calls in flight fail with an error that
-                // says the server is gone and they may have run.
-                let deadline = tokio::time::Instant::now() + LAST_WORDS;
-                while link.in_flight() > 0 && tokio::time::Instant::now() < deadline {
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-                let why = if budget.take() {
-                    restarts += 1;
-                    tracing::warn!(attempt = restarts, "the server is gone; restarting it");
-                    match restart(&link, &connector, restarts).await {
-                        Ok(()) => continue,
-                        Err(e) => format!("the server could not be restarted: {e}"),
-                    }
-                } else if restarts > 0 {
-                    format!("the server's connection ended, after {restarts} restarts")
-                } else {
-                    "the server's connection ended".to_owned()
-                };
-                // The client reads what is pending before the bridge goes.
-                downstream.close_after_writing(LAST_WORDS).await;
-                tracing::warn!("{why}");
-                return Ok(Ended::ServerGone(why));
-            }
+        let watched = Watched {
+            link,
+            downstream,
+            passthrough,
+            connector: self.upstream.clone(),
+            budget: Budget::new(self.restarts),
         };
-        serving.instrument(tracing::info_span!("mcp_bridge")).await
-    }
-}
-
-/// Resolves once `transport` is no longer alive.
-async fn gone(transport: &Arc<dyn Transport>) {
-    while transport.is_alive() {
-        tokio::time::sleep(WATCH).await;
+        let ended = watched
+            .run(stop)
+            .instrument(tracing::info_span!("mcp_bridge"))
+            .await;
+        Ok(ended)
     }
 }
 

@@ -105,6 +105,7 @@ mod subscriptions;
 mod suspend;
 mod tool_search;
 mod translate;
+mod watched;
 
 pub use bridge::{Bridge, BridgeError, Ended};
 pub use fanout::Servers;

@@ -117,3 +117,70 @@ fn a_call_in_flight_when_the_client_leaves_is_cancelled_at_the_server() {
     let cancel = cancel.unwrap_or_else(|| panic!("no cancel reached the server:\n{seen}"));
     assert_eq!(cancel["params"]["requestId"], 2, "{cancel}");
 }
+
+#[test]
+fn a_signal_cancels_the_calls_in_flight_and_ends_a_server_that_ignores_eof_and_sigterm() {
+    // A server that answers `initialize`, writes down every line it reads,
+    // starts a child of its own, and ignores both the end of its stdin and
+    // SIGTERM: only the process group's SIGKILL ends it.
+    let dir = std::env::temp_dir().join(format!("mcp-bridge-stubborn-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (log, grandchild) = (dir.join("log"), dir.join("grandchild"));
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"0"}}}"#;
+    let script = format!(
+        "trap '' TERM; sleep 300 & echo $! > '{}'; \
+         while IFS= read -r line; do printf '%s\\n' \"$line\" >> '{}'; \
+         case \"$line\" in *'\"initialize\"'*) printf '%s\\n' '{answer}';; esac; done; \
+         while true; do sleep 1; done",
+        grandchild.display(),
+        log.display()
+    );
+    let mut bridge = Running::start(&["sh", "-c", &script]);
+    let server = bridge.initialize();
+    bridge.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}}}));
+    let start = Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("tools/call")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the call never reached the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sleeper: u32 = std::fs::read_to_string(&grandchild)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let sent = Command::new("kill")
+        .args(["-TERM", &bridge.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    assert_eq!(
+        bridge.exit_within(Duration::from_secs(5)),
+        130,
+        "{}",
+        bridge.stderr()
+    );
+    assert!(
+        process::gone_within(server, Duration::from_secs(1)),
+        "the server outlived the bridge"
+    );
+    assert!(
+        process::gone_within(sleeper, Duration::from_secs(1)),
+        "the server's own child outlived the bridge"
+    );
+    let seen = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let cancel = seen
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|m| m["method"] == "notifications/cancelled");
+    let cancel = cancel.unwrap_or_else(|| panic!("no cancel reached the server:\n{seen}"));
+    assert_eq!(cancel["params"]["requestId"], 2, "{cancel}");
+}

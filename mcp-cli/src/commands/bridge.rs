@@ -34,14 +34,12 @@ pub(crate) async fn run(
     if args.serve == Serve::Http {
         return serve_http(bridge, &name, args, interrupted).await;
     }
-    let ended = tokio::select! {
-        ended = bridge.serve_stdio() => ended,
-        // Dropping the bridge closes both sides: the server's session
-        // ends and a child process is shut down.
-        () = interrupted.cancelled() => return Err(Failure::interrupted()),
-    };
+    // On SIGINT or SIGTERM the server is told each call in flight is
+    // cancelled and its session closes (a child process shut down).
+    let ended = bridge.serve_stdio_until(interrupted.cancelled()).await;
     match ended {
         Ok(Ended::ClientLeft) => Ok(()),
+        Ok(Ended::Stopped) => Err(Failure::interrupted()),
         Ok(gone) => Err(Failure::new(
             Kind::Connection,
             format!("bridge to {name}: {gone}"),
