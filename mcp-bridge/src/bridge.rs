@@ -13,7 +13,7 @@ use crate::passthrough::Passthrough;
 use crate::policy::ToolPolicy;
 use crate::relay::{downstream_handlers, upstream_handlers};
 use crate::restart::{Budget, Restarts};
-use crate::watched::Watched;
+use crate::watched::{Ended, Watched};
 
 /// Serves an MCP server to a client in the same era: every request,
 /// notification, server request, progress and cancel relayed, `_meta`
@@ -52,26 +52,6 @@ impl std::fmt::Debug for Bridge {
             .field("max_message_size", &self.max_message_size)
             .finish_non_exhaustive()
     }
-}
-
-/// Why serving ended.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Ended {
-    /// The client closed its side (stdin's end): the server's session was
-    /// closed with it.
-    #[error("the client left")]
-    ClientLeft,
-    /// The server went away (and could not be restarted within the
-    /// budget); the client's pending calls were answered with an error
-    /// saying so.
-    #[error("the server is gone: {0}")]
-    ServerGone(String),
-    /// Serving was stopped (its stop future resolved): the server was told
-    /// each call in flight is cancelled, and every session was ended and
-    /// its server closed.
-    #[error("serving was stopped")]
-    Stopped,
 }
 
 /// Why the bridge could not serve at all.

@@ -107,7 +107,7 @@ mod tool_search;
 mod translate;
 mod watched;
 
-pub use bridge::{Bridge, BridgeError, Ended};
+pub use bridge::{Bridge, BridgeError};
 pub use fanout::Servers;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -115,3 +115,4 @@ pub use http::HttpOptions;
 pub use link::UpstreamEra;
 pub use policy::{PolicyError, ToolPolicy};
 pub use restart::Restarts;
+pub use watched::Ended;

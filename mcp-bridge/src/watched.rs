@@ -1,8 +1,8 @@
-//! One client served over a byte stream, watched until serving ends: the
-//! client leaves, `stop` resolves, or the server goes and cannot be
-//! restarted within its budget. Each way out tells the other side what it
-//! must know: the server that its calls in flight are cancelled, the
-//! client that its calls may have run.
+//! Why serving ends ([`Ended`]), and one client served over a byte stream,
+//! watched until it does: the client leaves, `stop` resolves, or the
+//! server goes and cannot be restarted within its budget. Each way out
+//! tells the other side what it must know: the server that its calls in
+//! flight are cancelled, the client that its calls may have run.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -11,7 +11,6 @@ use std::time::Duration;
 use mcp_transport::{Connector, Transport};
 use mcp_transport_stdio::StreamTransport;
 
-use crate::bridge::Ended;
 use crate::link::Link;
 use crate::passthrough::Passthrough;
 use crate::restart::{Budget, restart};
@@ -24,6 +23,26 @@ const WATCH: Duration = Duration::from_millis(50);
 /// How long the calls relayed when serving ends get to say they are
 /// cancelled before the server's session closes.
 const CANCELS: Duration = Duration::from_millis(100);
+
+/// Why serving ended.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Ended {
+    /// The client closed its side (stdin's end): the server's session was
+    /// closed with it.
+    #[error("the client left")]
+    ClientLeft,
+    /// The server went away (and could not be restarted within the
+    /// budget); the client's pending calls were answered with an error
+    /// saying so.
+    #[error("the server is gone: {0}")]
+    ServerGone(String),
+    /// Serving was stopped (its stop future resolved): the server was told
+    /// each call in flight is cancelled, and every session was ended and
+    /// its server closed.
+    #[error("serving was stopped")]
+    Stopped,
+}
 
 pub(crate) struct Watched {
     pub(crate) link: Arc<Link>,
