@@ -57,6 +57,9 @@ struct Listening {
     ends: Option<(Arc<dyn Transport>, Notify)>,
     task: Option<tokio::task::JoinHandle<()>>,
     resources: std::collections::BTreeSet<String>,
+    /// Subscriptions started: each under an id of its own, since the one
+    /// it replaces may not have left the server's pending table yet.
+    started: u64,
 }
 
 impl std::fmt::Debug for Listening {
@@ -224,7 +227,8 @@ fn relisten(translation: &Translation, listening: &mut Listening) {
     {
         return;
     }
-    let id = RequestId::String("mcp-bridge-listen".into());
+    listening.started += 1;
+    let id = RequestId::String(format!("mcp-bridge-listen-{}", listening.started));
     let mut params = json!({ "notifications": filter });
     params["_meta"] = Value::Object(translation.meta());
     let listener = passing(move |n| {

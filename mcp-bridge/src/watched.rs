@@ -62,6 +62,9 @@ impl Watched {
     pub(crate) async fn run(mut self, stop: impl Future<Output = ()> + Send) -> Ended {
         let mut stop = std::pin::pin!(stop);
         let mut restarts = 0;
+        // Why the last restart failed: the next one is tried while the
+        // budget lasts.
+        let mut failed: Option<String> = None;
         loop {
             let upstream = self.link.upstream().expect("connected before serving");
             if let Err(how) = self.unless_interrupted(gone(&upstream), &mut stop).await {
@@ -82,14 +85,23 @@ impl Watched {
                 tracing::warn!(attempt = restarts, "the server is gone; restarting it");
                 let restarting = restart(&self.link, &self.connector, restarts);
                 match self.unless_interrupted(restarting, &mut stop).await {
-                    Ok(Ok(())) => continue,
-                    Ok(Err(e)) => format!("the server could not be restarted: {e}"),
+                    Ok(Ok(())) => {
+                        failed = None;
+                        continue;
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!(attempt = restarts, error = %e, "the server could not be restarted");
+                        failed = Some(format!("the server could not be restarted: {e}"));
+                        continue;
+                    }
                     Err(how) => {
                         // The new server, if it came up, is closed too.
                         let upstream = self.link.upstream().expect("connected before serving");
                         return self.leave(&upstream, how).await;
                     }
                 }
+            } else if let Some(why) = failed {
+                why
             } else if restarts > 0 {
                 format!("the server's connection ended, after {restarts} restarts")
             } else {

@@ -445,3 +445,49 @@ async fn a_second_handshake_holds_lines_until_it_ends() {
     client.send(ping).await;
     assert_eq!(server.read().await, ping, "passed once it ended");
 }
+
+#[tokio::test]
+async fn a_restart_that_fails_is_tried_again_while_the_budget_lasts() {
+    let (first_server, first_end) = tokio::io::duplex(1 << 16);
+    let (second_server, second_end) = tokio::io::duplex(1 << 16);
+    // The first restart finds nothing to connect to; the second does.
+    let ends = Arc::new(Mutex::new(std::collections::VecDeque::from([
+        Some(first_end),
+        None,
+        Some(second_end),
+    ])));
+    let connect: Connect = Box::new(move |handlers: ConnectionHandlers| {
+        let end = ends.lock().unwrap().pop_front().flatten();
+        Box::pin(async move {
+            let end = end.ok_or(mcp_transport::TransportError::Closed)?;
+            Ok(Arc::new(StreamTransport::duplex(end, handlers)) as Arc<dyn Transport>)
+        })
+    });
+    let restarts = mcp_bridge::Restarts::new(3, Duration::from_secs(60));
+    let bridge = Bridge::new(connect).restarts(restarts);
+    let (client_end, serving_end) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(serving_end);
+    let _serving = tokio::spawn(bridge.serve(read, write));
+    let (mut client, mut server) = (Peer::new(client_end), Peer::new(first_server));
+    handshake(&mut client, &mut server).await;
+    drop(server);
+    // The second server is initialized as the first was, then serves.
+    let mut server = Peer::new(second_server);
+    let initialize = server.read_json().await;
+    assert_eq!(initialize["method"], "initialize", "{initialize}");
+    server
+        .send(
+            &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "0"}}})
+            .to_string(),
+        )
+        .await;
+    assert_eq!(
+        server.read_json().await["method"],
+        "notifications/initialized"
+    );
+    let call = r#"{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"x"}}"#;
+    client.send(call).await;
+    assert_eq!(server.read().await, call, "the call reaches the new server");
+}
